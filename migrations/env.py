@@ -1,0 +1,42 @@
+"""Alembic environment: the engine comes from review's settings, never from alembic.ini."""
+
+from __future__ import annotations
+
+from alembic import context
+
+from review.db.models import Base
+
+target_metadata = Base.metadata
+
+
+def _render_as_batch(connection) -> bool:  # type: ignore[no-untyped-def]
+    # SQLite cannot ALTER most things in place; batch mode rebuilds the table instead.
+    return connection.dialect.name == "sqlite"
+
+
+def run_migrations_online() -> None:
+    engine = context.config.attributes.get("engine")
+    if engine is None:
+        from review.db.session import make_engine
+        from review.settings import load_settings
+
+        engine = make_engine(load_settings().database)
+    with engine.connect() as connection:
+        context.configure(
+            connection=connection,
+            target_metadata=target_metadata,
+            render_as_batch=_render_as_batch(connection),
+            compare_type=True,
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+        connection.commit()
+
+
+if context.is_offline_mode():
+    context.configure(url=context.config.get_main_option("sqlalchemy.url"), target_metadata=target_metadata,
+                      literal_binds=True)
+    with context.begin_transaction():
+        context.run_migrations()
+else:
+    run_migrations_online()

@@ -1,0 +1,63 @@
+"""Command-line entry point: a thin layer over the library.
+
+Every command module registers itself on `review.cli.app.app`; `main()` runs the app and
+turns `ReviewError`s into one line plus a hint and a per-class exit code.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from review import __version__
+from review.cli import context
+from review.cli.app import app
+from review.cli.output import err_console
+from review.errors import ReviewError
+from review.log import setup_logging
+from review.progress import set_silent
+
+# Command modules: importing registers their commands.
+from review.cli import config_cmd, db_cmd, status_cmd  # noqa: E402,F401
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"review {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    config: Optional[Path] = typer.Option(None, "--config", envvar="REVIEW_CONFIG", help="Settings file (default: ./review.toml if present)."),
+    db: Optional[str] = typer.Option(None, "--db", help="Database URL; overrides settings and REVIEW_DATABASE_URL."),
+    silent: bool = typer.Option(False, "--silent", help="No progress bars."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log every item."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    ctx.obj = context.AppContext(config=config, db_url=db, debug=debug, silent=silent)
+    ctx.call_on_close(ctx.obj.close)
+    set_silent(silent)
+    setup_logging(verbose=verbose or debug)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; exit 0 on success, the error's own code otherwise.
+
+    Usage errors, --help and Ctrl-C are handled by typer itself (exit 2, 0 and 1).
+    """
+    debug = "--debug" in (argv if argv is not None else sys.argv)
+    try:
+        app(args=argv, prog_name="review")
+    except ReviewError as exc:
+        if debug:
+            raise
+        err_console.print(f"error: {exc}")
+        if exc.hint:
+            err_console.print(f"hint: {exc.hint}")
+        sys.exit(exc.exit_code)

@@ -1,0 +1,43 @@
+"""Printing results: JSON for machines, rich tables for people, both on stdout."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+console = Console(highlight=False, soft_wrap=True)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+def print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, default=_default, ensure_ascii=False, indent=2) + "\n")
+
+
+def print_table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    table = Table(title=title, title_justify="left", show_lines=False)
+    for col in columns:
+        table.add_column(col, overflow="fold")
+    for row in rows:
+        table.add_row(*("" if v is None else str(v) for v in row))
+    console.print(table)
+
+
+def summary(text: str) -> None:
+    """The one-line summary every command ends with (stderr, so --json stays clean)."""
+    err_console.print(text)

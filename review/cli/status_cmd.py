@@ -1,0 +1,43 @@
+"""`review status`: where every paper stands."""
+
+from __future__ import annotations
+
+import typer
+
+from review.cli import context
+from review.cli.app import app
+from review.cli.options import JsonOpt
+from review.cli.output import print_json, print_table
+from review.db import migrate
+from review.status import build_status
+
+
+@app.command()
+def status(
+    ctx: typer.Context,
+    json_: JsonOpt = False,
+    runs: int = typer.Option(5, "--runs", min=0, help="How many recent runs to list."),
+) -> None:
+    """How many papers stand at each stage and outcome, and the last runs.
+
+    Example:
+        review status
+        review status --json
+    """
+    db = context.get(ctx).database()
+    with db.session() as s:
+        report = build_status(s, last_runs=runs)
+    report.schema = migrate.current_revision(db)
+    report.database = db.url.render_as_string(hide_password=True)
+    if json_:
+        print_json(report.as_dict())
+        return
+    typer.echo(f"database {report.database} (schema {report.schema})")
+    sources = ", ".join(f"{k}: {v}" for k, v in sorted(report.records_by_source.items())) or "none"
+    typer.echo(f"papers {report.papers} (records by source: {sources})")
+    print_table("Stages", ["stage", "outcome", "reason", "papers"],
+                [(r["stage"], r["outcome"], r["reason"] or "", r["count"]) for r in report.stages])
+    if report.queue:
+        print_table("Work queue", ["stage", "state", "items"], [(q["stage"], q["state"], q["count"]) for q in report.queue])
+    print_table("Last runs", ["id", "command", "status", "started", "summary"],
+                [(r["id"], r["command"], r["status"], r["started_at"], r["summary"] or "") for r in report.runs])

@@ -1,0 +1,210 @@
+"""One settings object for the whole tool.
+
+Sources, later ones winning: built-in defaults, the TOML config file (`review.toml` in the
+working directory, or `--config PATH`, or `REVIEW_CONFIG`), then environment variables
+(`REVIEW_DATABASE_URL`, `REVIEW_DATA_DIR`, and `REVIEW_<SECTION>__<KEY>` for keys inside a
+section, e.g. `REVIEW_HTTP__TIMEOUT=60`). Relative paths in a config file are relative to
+that file's folder; relative paths from the environment or defaults to the working
+directory. Secrets (tokens, API keys) are never settings: only the *name* of the
+environment variable that holds them is.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from review.errors import ConfigError
+
+CONFIG_ENV = "REVIEW_CONFIG"
+DEFAULT_CONFIG_NAME = "review.toml"
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class HttpSettings(Section):
+    """The one HTTP layer: every harvester and downloader goes through these limits."""
+
+    timeout: float = Field(30.0, description="seconds to wait for a connection or a read")
+    retries: int = Field(5, description="attempts after the first, for 429/5xx/timeouts")
+    backoff: float = Field(1.0, description="first backoff in seconds, doubled per retry, with jitter")
+    max_backoff: float = Field(300.0, description="longest single wait, Retry-After included")
+    per_host_concurrency: int = Field(2, description="requests in flight per host")
+    per_host_rate: float = Field(1.0, description="requests per second per host (0 = no limit)")
+    user_agent: str = Field("", description="extra contact text appended to the User-Agent")
+
+
+class HarvestSettings(Section):
+    acl_data_dir: str = Field("", description="local checkout of the ACL Anthology data repository")
+    acl_repo_url: str = Field("https://github.com/acl-org/acl-anthology.git", description="what --update clones")
+    from_year: int = Field(2002, description="first publication year kept")
+    cutoff: str = Field("2023-01-01", description="records newer than this date are left out")
+    venues_include: list[str] = Field(default_factory=list, description="venue ids to keep (empty = all)")
+    venues_exclude: list[str] = Field(default_factory=list, description="venue ids to drop")
+    dblp_api_url: str = Field("https://dblp.org", description="DBLP base URL (search API)")
+    dblp_dump: str = Field("", description="path of dblp.xml.gz for dump mode")
+    dblp_venues: str = Field("", description="venue table TOML (empty = the bundled one)")
+
+
+class DownloadSettings(Section):
+    max_bytes: int = Field(50_000_000, description="larger PDFs are refused")
+    workers: int = Field(8, description="download threads in total (per-host limits still apply)")
+
+
+class ExtractSettings(Section):
+    backend: str = Field("pypdfium2", description="pypdfium2 (fast) or pdfplumber")
+    workers: int = Field(0, description="worker processes (0 = one per core)")
+    timeout: float = Field(120.0, description="seconds one PDF may take")
+    memory_mb: int = Field(2048, description="memory cap of one worker process")
+
+
+class LabelSettings(Section):
+    rules: str = Field("patterns/rouge.toml", description="rule file used by `review label`")
+
+
+class CodeSettings(Section):
+    pwc_links: str = Field("", description="Papers With Code links dump (json, json.gz or parquet)")
+    github_api_url: str = Field("https://api.github.com", description="GitHub REST base URL")
+    github_token_env: str = Field("GITHUB_TOKEN", description="environment variable holding the token")
+    max_repo_mb: int = Field(500, description="repositories larger than this are not scanned")
+    max_files: int = Field(20_000, description="files scanned per repository at most")
+    clone_timeout: float = Field(300.0, description="seconds a clone may take")
+
+
+class LabelStudioSettings(Section):
+    url: str = Field("http://127.0.0.1:8080", description="Label Studio base URL (LABEL_STUDIO_URL wins)")
+    api_key_env: str = Field("LABEL_STUDIO_API_KEY", description="environment variable holding the API key")
+    overlap: int = Field(1, description="how many reviewers see each task")
+
+
+class ComputeSettings(Section):
+    unknown_pyrouge_counts: bool = Field(True, description="'unknown pyrouge' counts as citing a package")
+    github_rouge_counts: bool = Field(True, description="'github rouge' counts as citing a package")
+
+
+class Settings(BaseSettings):
+    """Everything configurable. `describe()` lists every key with its default."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="REVIEW_", env_nested_delimiter="__", extra="forbid", validate_default=True
+    )
+
+    database_url: str = Field("", description="SQLAlchemy URL (empty = SQLite file <data_dir>/review.sqlite)")
+    data_dir: Path = Field(Path("db"), description="PDF store, clone cache and the default SQLite file")
+    exports_dir: Path = Field(Path("exports"), description="where `review export` writes")
+    http: HttpSettings = Field(default_factory=HttpSettings)
+    harvest: HarvestSettings = Field(default_factory=HarvestSettings)
+    download: DownloadSettings = Field(default_factory=DownloadSettings)
+    extract: ExtractSettings = Field(default_factory=ExtractSettings)
+    label: LabelSettings = Field(default_factory=LabelSettings)
+    code: CodeSettings = Field(default_factory=CodeSettings)
+    label_studio: LabelStudioSettings = Field(default_factory=LabelStudioSettings)
+    compute: ComputeSettings = Field(default_factory=ComputeSettings)
+
+    config_path: Path | None = Field(None, exclude=True, description="the config file read, if any")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The environment beats the file (passed in as init values); no .env, no secrets dir.
+        return (env_settings, init_settings)
+
+    @property
+    def database(self) -> str:
+        """The effective SQLAlchemy URL."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'review.sqlite').resolve()}"
+
+    def resolve(self, path: str | Path) -> Path:
+        """A path setting made absolute against the config file's folder (or cwd)."""
+        p = Path(path).expanduser()
+        if p.is_absolute():
+            return p
+        base = self.config_path.parent if self.config_path else Path.cwd()
+        return (base / p).resolve()
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError("config file not found", item=str(path)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"not valid TOML: {exc}", item=str(path)) from None
+
+
+def _anchor_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
+    """Make the file's own relative paths relative to the file, not to cwd."""
+    for key in ("data_dir", "exports_dir"):
+        if key in data and not Path(str(data[key])).expanduser().is_absolute():
+            data[key] = str((base / str(data[key])).resolve())
+    return data
+
+
+def _explain(exc: ValidationError, source: str) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "extra_forbidden":
+            parts.append(f"unknown key '{where}'")
+        else:
+            parts.append(f"'{where}': {err['msg']}")
+    return f"{source}: " + "; ".join(parts)
+
+
+def load_settings(config: Path | str | None = None, **overrides: Any) -> Settings:
+    """Build the settings from defaults, the config file, the environment and overrides.
+
+    `overrides` (from command-line flags such as `--db`) win over everything else.
+    """
+    path: Path | None = None
+    if config is not None:
+        path = Path(config).expanduser().resolve()
+    elif os.environ.get(CONFIG_ENV):
+        path = Path(os.environ[CONFIG_ENV]).expanduser().resolve()
+    elif Path(DEFAULT_CONFIG_NAME).is_file():
+        path = Path(DEFAULT_CONFIG_NAME).resolve()
+    data = _anchor_paths(_read_toml(path), path.parent) if path else {}
+    source = str(path) if path else "settings"
+    try:
+        settings = Settings(**data)
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc, source), hint="see `review config` for every key") from None
+    settings.config_path = path
+    for key, value in overrides.items():
+        if value is not None:
+            setattr(settings, key, value)
+    return settings
+
+
+def describe() -> list[dict[str, Any]]:
+    """Every setting with its TOML key, environment variable, default and meaning."""
+    rows: list[dict[str, Any]] = []
+    for name, field in Settings.model_fields.items():
+        if name == "config_path":
+            continue
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, Section):
+            for sub, sfield in annotation.model_fields.items():
+                default = sfield.default_factory() if sfield.default_factory else sfield.default
+                rows.append({"key": f"{name}.{sub}", "env": f"REVIEW_{name.upper()}__{sub.upper()}",
+                             "default": default, "description": sfield.description or ""})
+        else:
+            rows.append({"key": name, "env": f"REVIEW_{name.upper()}",
+                         "default": str(field.default), "description": field.description or ""})
+    return rows

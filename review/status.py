@@ -1,0 +1,61 @@
+"""Where every paper stands: counts per stage and outcome, and the last runs."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from review.db.models import (Codebase, Document, HumanDecision, Paper, PaperLabel, PaperText, Run,
+                              SourceRecord, WorkItem)
+
+
+@dataclass
+class StatusReport:
+    papers: int = 0
+    records_by_source: dict[str, int] = field(default_factory=dict)
+    stages: list[dict[str, Any]] = field(default_factory=list)  # {stage, outcome, reason, count}
+    queue: list[dict[str, Any]] = field(default_factory=list)  # {stage, state, count}
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    schema: str | None = None
+    database: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _outcomes(session: Session, stage: str, model: Any) -> list[dict[str, Any]]:
+    rows = session.execute(
+        select(model.outcome, model.reason, func.count()).group_by(model.outcome, model.reason)
+        .order_by(model.outcome, model.reason)
+    )
+    return [{"stage": stage, "outcome": o, "reason": r, "count": n} for o, r, n in rows]
+
+
+def build_status(session: Session, *, last_runs: int = 5) -> StatusReport:
+    report = StatusReport()
+    report.papers = session.scalar(select(func.count()).select_from(Paper)) or 0
+    report.records_by_source = dict(
+        session.execute(select(SourceRecord.source, func.count()).group_by(SourceRecord.source)).all())
+    report.stages.append({"stage": "harvested", "outcome": "ok", "reason": None, "count": report.papers})
+    report.stages += _outcomes(session, "download", Document)
+    report.stages += _outcomes(session, "extract", PaperText)
+    labeled = session.scalar(select(func.count(func.distinct(PaperLabel.paper_id)))) or 0
+    report.stages.append({"stage": "label", "outcome": "ok", "reason": None, "count": labeled})
+    codebases = session.scalar(select(func.count()).select_from(Codebase)) or 0
+    report.stages.append({"stage": "codebases", "outcome": "linked", "reason": None, "count": codebases})
+    reviewed = session.scalar(
+        select(func.count(func.distinct(HumanDecision.paper_id))).where(HumanDecision.deleted.is_(False))) or 0
+    report.stages.append({"stage": "human review", "outcome": "papers with decisions", "reason": None,
+                          "count": reviewed})
+    report.queue = [{"stage": st, "state": state, "count": n} for st, state, n in session.execute(
+        select(WorkItem.stage, WorkItem.state, func.count()).group_by(WorkItem.stage, WorkItem.state)
+        .order_by(WorkItem.stage, WorkItem.state))]
+    runs = session.scalars(select(Run).order_by(Run.id.desc()).limit(last_runs))
+    report.runs = [{"id": r.id, "command": r.command, "status": r.status,
+                    "started_at": r.started_at.isoformat() if r.started_at else None,
+                    "finished_at": r.finished_at.isoformat() if r.finished_at else None,
+                    "summary": r.summary, "counts": r.counts} for r in runs]
+    return report

@@ -1,0 +1,71 @@
+"""The command line: status as table and JSON, errors as one line with an exit code."""
+
+import json
+import re
+
+from typer.main import get_command
+
+from review.cli.app import app
+from tests.conftest import ROOT
+
+
+def test_status_on_a_fresh_directory_creates_the_database(cli, tmp_path):
+    code, out, err = cli("status")
+    assert code == 0, err
+    assert (tmp_path / "db" / "review.sqlite").is_file()
+    assert "harvested" in out and "Last runs" in out
+
+
+def test_status_json_has_stable_keys(cli):
+    code, out, _ = cli("status", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert {"papers", "records_by_source", "stages", "queue", "runs", "schema", "database"} <= set(data)
+    assert data["schema"]
+    assert {"stage", "outcome", "reason", "count"} == set(data["stages"][0])
+
+
+def test_db_upgrade_records_a_run_and_reports(cli):
+    code, _, err = cli("db", "upgrade")
+    assert code == 0 and "upgraded empty ->" in err
+    code, _, err = cli("db", "upgrade")
+    assert "already at" in err
+    code, out, _ = cli("status", "--json")
+    runs = json.loads(out)["runs"]
+    assert [r["command"] for r in runs] == ["db upgrade", "db upgrade"]
+    assert all(r["status"] == "ok" for r in runs)
+
+
+def test_bad_database_url_is_one_line_with_config_exit_code(cli):
+    code, out, err = cli("--db", "nonsense", "status")
+    assert code == 3
+    assert "not a database URL: 'nonsense'" in err and "Traceback" not in err + out
+
+
+def test_bad_config_file_names_the_key(cli, tmp_path):
+    (tmp_path / "review.toml").write_text("[download]\nmax_byte = 3\n")
+    code, _, err = cli("status")
+    assert code == 3 and "download.max_byte" in err
+
+
+def test_postgres_url_that_is_down_is_a_database_error(cli):
+    code, _, err = cli("--db", "postgresql://nobody@127.0.0.1:1/none", "status")
+    assert code == 4 and "cannot open the database" in err
+
+
+def test_every_command_has_help_with_an_example_and_is_in_the_readme():
+    readme = (ROOT / "README.md").read_text()
+    root = get_command(app)
+
+    def walk(cmd, prefix: str):
+        if hasattr(cmd, "commands"):
+            for name, sub in cmd.commands.items():
+                yield from walk(sub, f"{prefix} {name}".strip())
+        else:
+            yield prefix, cmd
+
+    commands = list(walk(root, ""))
+    assert commands
+    for name, cmd in commands:
+        assert cmd.help and "Example:" in cmd.help, f"`review {name}` lacks help with an example"
+        assert re.search(rf"review {re.escape(name)}\b", readme), f"`review {name}` is not in the README"
