@@ -106,3 +106,12 @@ def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-unt
         return code, out.getvalue(), err.getvalue()
 
     return run
+
+
+@pytest.fixture
+def local_server():  # type: ignore[no-untyped-def]
+    """A `review.localserver.LocalServer` on 127.0.0.1, stopped after the test."""
+    from review.localserver import LocalServer
+
+    with LocalServer() as server:
+        yield server

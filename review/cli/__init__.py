@@ -20,8 +20,21 @@ from review.errors import ReviewError
 from review.log import setup_logging
 from review.progress import set_silent
 
-# Command modules: importing registers their commands.
-from review.cli import config_cmd, db_cmd, status_cmd  # noqa: E402,F401
+
+
+def _register_commands() -> None:
+    """Import every `review/cli/*_cmd.py`; importing a module registers its commands."""
+    import importlib
+    import pkgutil
+
+    import review.cli as package
+
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if info.name.endswith("_cmd"):
+            importlib.import_module(f"review.cli.{info.name}")
+
+
+_register_commands()
 
 
 def _version(value: bool) -> None:
