@@ -49,9 +49,18 @@ class RuleFileError(ReviewError, ValueError):
 
 
 class FetchError(ReviewError):
-    """A network fetch failed for good (after retries)."""
+    """A network fetch failed for good (after retries).
+
+    `reason` is a short machine word stored per item (timeout, gave_up_after_retries,
+    connection_error, too_many_redirects, ...), so callers record it without parsing text.
+    """
 
     exit_code = 6
+
+    def __init__(self, message: str, *, hint: str | None = None, item: str | None = None,
+                 reason: str | None = None):
+        super().__init__(message, hint=hint, item=item)
+        self.reason = reason
 
 
 class ServiceError(ReviewError):

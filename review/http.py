@@ -1,0 +1,281 @@
+"""The one HTTP layer: every harvester and the downloader fetch through `HttpClient`.
+
+Why one layer: politeness and robustness must hold whatever the caller. Each request
+passes a per-host gate (at most `per_host_concurrency` in flight, request starts spaced by
+`1 / per_host_rate`), is retried on 429, 5xx, timeouts and dropped connections with
+exponential backoff plus jitter, honours Retry-After (seconds or an HTTP date; the pause
+applies to the whole host), and carries a User-Agent naming the tool. Redirects are
+followed here hop by hop so that every hop passes its own host's gate, and credentials
+never follow a redirect to another host. Hosts are identified by `host:port`.
+
+Responses that retrying cannot fix (404, 403, 410, ...) are returned to the caller, who
+records them. When retries run out, `FetchError` is raised with a short `reason`.
+URLs in messages are stripped of credentials and token-like query parameters.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import timezone
+from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
+
+import requests
+from requests.adapters import HTTPAdapter
+
+from review import __version__
+from review.errors import FetchError
+from review.log import get_logger
+from review.settings import HttpSettings
+
+log = get_logger("http")
+
+RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504, 507, 509, 520, 521, 522, 523, 524})
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+MAX_REDIRECTS = 10
+SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key"})
+SECRET_PARAMS = frozenset({"token", "access_token", "api_key", "apikey", "key", "secret",
+                           "client_secret", "password", "sig", "signature"})
+
+
+def user_agent(contact: str = "") -> str:
+    """`review/<version> (rogue-review; <contact>)`: names the tool so operators can reach us."""
+    extra = f"; {contact.strip()}" if contact.strip() else ""
+    return f"review/{__version__} (rogue-review literature review tool{extra})"
+
+
+def host_key(url: str) -> str:
+    """`host:port` of a URL (default ports filled in): the unit of per-host limits."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return f"{host}:{port}"
+
+
+def redact_url(url: str) -> str:
+    """The URL without user:password and with token-like query values replaced by ***."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable url>"
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if any(k.lower() in SECRET_PARAMS for k, _ in pairs):
+            query = urlencode([(k, "***" if k.lower() in SECRET_PARAMS else v) for k, v in pairs])
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def safe_headers(headers: dict[str, str] | None) -> dict[str, str]:
+    """Headers fit for a log line: secrets masked."""
+    return {k: ("***" if k.lower() in SECRET_HEADERS else v) for k, v in (headers or {}).items()}
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or HTTP date), or None."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    current = now if now is not None else time.time()
+    return max(0.0, when.timestamp() - current)
+
+
+@dataclass
+class _Host:
+    """Gate for one host: a semaphore for concurrency and a schedule for the rate."""
+
+    slots: threading.BoundedSemaphore
+    next_start: float = 0.0  # monotonic time before which no request may start
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class HttpClient:
+    """A pooled `requests.Session` behind per-host limits, retries and backoff.
+
+    Thread-safe: share one client between worker threads so the per-host limits hold for
+    the whole process. With `stream=True` the host slot stays taken until the response is
+    closed, so use it as `with client.get(url, stream=True) as resp: ...`.
+    """
+
+    def __init__(self, settings: HttpSettings) -> None:
+        self.settings = settings
+        self.user_agent = user_agent(settings.user_agent)
+        self._hosts: dict[str, _Host] = {}
+        self._hosts_lock = threading.Lock()
+        self._stop = threading.Event()
+        self.session = requests.Session()
+        pool = max(10, settings.per_host_concurrency * 2)
+        adapter = HTTPAdapter(pool_connections=32, pool_maxsize=pool, max_retries=0)
+        self.session.mount("http://", adapter)
+        self.session.mount("https://", adapter)
+        self.session.headers["User-Agent"] = self.user_agent
+        self.session.trust_env = True
+
+    # -- public -------------------------------------------------------------------------
+
+    def get(self, url: str, *, headers: dict | None = None, stream: bool = False,
+            timeout: float | None = None, allow_redirects: bool = True) -> requests.Response:
+        """GET `url` politely; returns the final response (after redirects) unless it gives up.
+
+        Raises `FetchError` (reason: timeout, connection_error, gave_up_after_retries,
+        too_many_redirects, bad_url) when no usable response could be had.
+        """
+        history: list[requests.Response] = []
+        current = url
+        hop_headers = dict(headers or {})
+        for _hop in range(MAX_REDIRECTS + 1):
+            resp = self._get_with_retries(current, hop_headers, stream=stream, timeout=timeout)
+            if not allow_redirects or resp.status_code not in REDIRECT_STATUSES or "location" not in resp.headers:
+                resp.history = history
+                return resp
+            target = urljoin(resp.url or current, resp.headers["location"])
+            resp.close()
+            history.append(resp)
+            if host_key(target) != host_key(current):
+                # Credentials are for the host they were given to, never the next one.
+                hop_headers = {k: v for k, v in hop_headers.items() if k.lower() not in SECRET_HEADERS}
+                log.debug("redirect to another host: %s -> %s", redact_url(current), redact_url(target))
+            current = target
+        raise FetchError(f"more than {MAX_REDIRECTS} redirects", item=redact_url(url), reason="too_many_redirects")
+
+    def backoff_delay(self, attempt: int) -> float:
+        """Exponential backoff with jitter for retry number `attempt` (0-based), capped."""
+        base = min(self.settings.max_backoff, self.settings.backoff * (2 ** attempt))
+        return min(self.settings.max_backoff, base * (0.5 + random.random() / 2))
+
+    def pause_host(self, url: str, seconds: float) -> None:
+        """Let no request start to this URL's host for `seconds` (Retry-After, 503s)."""
+        gate = self._gate(url)
+        with gate.lock:
+            gate.next_start = max(gate.next_start, time.monotonic() + seconds)
+
+    def sleep(self, seconds: float) -> None:
+        """Wait, but wake at once when the client is closed."""
+        if seconds > 0:
+            self._stop.wait(seconds)
+
+    def close(self) -> None:
+        self._stop.set()
+        self.session.close()
+
+    def __enter__(self) -> HttpClient:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _gate(self, url: str) -> _Host:
+        key = host_key(url)
+        with self._hosts_lock:
+            gate = self._hosts.get(key)
+            if gate is None:
+                gate = _Host(threading.BoundedSemaphore(max(1, self.settings.per_host_concurrency)))
+                self._hosts[key] = gate
+            return gate
+
+    def _wait_for_turn(self, gate: _Host) -> None:
+        """Reserve the next start time for this host, then sleep until it comes."""
+        rate = self.settings.per_host_rate
+        with gate.lock:
+            now = time.monotonic()
+            start = max(now, gate.next_start)
+            if rate > 0:
+                gate.next_start = start + 1.0 / rate
+        self.sleep(start - time.monotonic())
+
+    def _get_with_retries(self, url: str, headers: dict, *, stream: bool, timeout: float | None) -> requests.Response:
+        try:
+            parts = urlsplit(url)
+        except ValueError:
+            parts = None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+            raise FetchError("not an http(s) URL", item=redact_url(url), reason="bad_url")
+        gate = self._gate(url)
+        wait = self.settings.timeout if timeout is None else timeout
+        attempts = self.settings.retries + 1
+        last = ""
+        for attempt in range(attempts):
+            if self._stop.is_set():
+                raise FetchError("client closed", item=redact_url(url), reason="interrupted")
+            gate.slots.acquire()
+            released = False
+            try:
+                self._wait_for_turn(gate)
+                try:
+                    resp = self.session.get(url, headers=headers, stream=stream, timeout=wait,
+                                            allow_redirects=False)
+                except requests.Timeout:
+                    reason, last, retry_after = "timeout", f"no answer within {wait:g}s", None
+                except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
+                    reason, last, retry_after = "connection_error", _short(exc), None
+                except requests.exceptions.InvalidURL:
+                    raise FetchError("invalid URL", item=redact_url(url), reason="bad_url") from None
+                else:
+                    if resp.status_code not in RETRY_STATUSES:
+                        if stream:
+                            _release_on_close(resp, gate.slots)
+                            released = True
+                        return resp
+                    reason, last = "gave_up_after_retries", f"http_{resp.status_code}"
+                    retry_after = parse_retry_after(resp.headers.get("Retry-After"))
+                    resp.close()
+            finally:
+                if not released:
+                    gate.slots.release()
+            if attempt + 1 >= attempts:
+                break
+            delay = self.backoff_delay(attempt)
+            if retry_after is not None:
+                delay = min(self.settings.max_backoff, max(retry_after, 0.0))
+                self.pause_host(url, delay)  # the whole host asked us to wait, not just this URL
+            log.info("%s: %s, retry %d/%d in %.1fs", redact_url(url), last, attempt + 1,
+                     self.settings.retries, delay)
+            self.sleep(delay)
+        raise FetchError(f"{last} (gave up after {attempts} attempts)", item=redact_url(url), reason=reason)
+
+
+def _release_on_close(resp: requests.Response, slots: threading.BoundedSemaphore) -> None:
+    """Keep the host slot until the streamed body is closed (exactly once)."""
+    original = resp.close
+    done = threading.Lock()
+    state = {"open": True}
+
+    def close() -> None:
+        try:
+            original()
+        finally:
+            with done:
+                if state["open"]:
+                    state["open"] = False
+                    slots.release()
+
+    resp.close = close  # type: ignore[method-assign]
+
+
+def _short(exc: BaseException) -> str:
+    """A one-line description of a connection error, without URLs that could hold secrets."""
+    text = type(exc).__name__
+    cause = exc.args[0] if exc.args else None
+    reason = getattr(cause, "reason", None)
+    if reason is not None:
+        text += f": {type(reason).__name__}"
+    return text
