@@ -2,6 +2,7 @@
 
 from review.db.base import Base
 from review.db.models.codebases import Codebase, CodebaseLink, CodeFinding
+from review.db.models.compute import Reproducibility
 from review.db.models.decisions import HumanDecision
 from review.db.models.documents import Document, PaperText
 from review.db.models.labels import Finding, PaperLabel, RuleSet
@@ -11,5 +12,5 @@ from review.db.models.work import WorkItem
 
 __all__ = [
     "Base", "Codebase", "CodebaseLink", "CodeFinding", "Document", "Finding", "HumanDecision",
-    "Paper", "PaperLabel", "PaperText", "Run", "RuleSet", "SourceRecord", "WorkItem",
+    "Paper", "PaperLabel", "PaperText", "Reproducibility", "Run", "RuleSet", "SourceRecord", "WorkItem",
 ]
