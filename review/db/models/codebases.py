@@ -39,6 +39,8 @@ class Codebase(Base):
     scan_outcome: Mapped[str | None] = mapped_column(String(16))  # ok | failed
     scan_reason: Mapped[str | None] = mapped_column(String(64))
     scan_commit: Mapped[str | None] = mapped_column(String(64))
+    scan_detail: Mapped[str | None] = mapped_column(Text)  # why a scan failed, or what was skipped
+    scan_rouge_prelim: Mapped[bool | None] = mapped_column(Boolean)  # the checkout mentions rouge at all
     packages: Mapped[list[str]] = mapped_column(default=list)
     anti_features: Mapped[list[str]] = mapped_column(default=list)
     scanned_at: Mapped[datetime | None]
@@ -71,6 +73,7 @@ class CodeFinding(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     codebase_id: Mapped[int] = mapped_column(ForeignKey("codebases.id", ondelete="CASCADE"))
     kind: Mapped[str] = mapped_column(String(32))  # package | anti_feature | mention
+    source: Mapped[str | None] = mapped_column(String(32))  # requirements | import | call | shell | vendored | readme | notebook
     label: Mapped[str] = mapped_column(String(128))
     file: Mapped[str] = mapped_column(Text)
     line: Mapped[int | None]
