@@ -5,6 +5,7 @@ from review.db.models.codebases import Codebase, CodebaseLink, CodeFinding
 from review.db.models.compute import Reproducibility
 from review.db.models.decisions import HumanDecision
 from review.db.models.documents import Document, PaperText
+from review.db.models.human import HumanProject, HumanResolution, HumanTask
 from review.db.models.labels import Finding, PaperLabel, RuleSet
 from review.db.models.papers import Paper, SourceRecord
 from review.db.models.runs import Run
