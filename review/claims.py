@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Iterable, Sequence
 
-from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy import Select, and_, insert, or_, select, true, update
 from sqlalchemy.orm import Session
 
 from review.db.models import WorkItem
@@ -69,11 +69,13 @@ def enqueue(session: Session, stage: str, item_ids: Iterable[int], *, requeue_fa
     return changed
 
 
-def claim(session: Session, stage: str, worker: str, limit: int, *, lease: timedelta = DEFAULT_LEASE) -> list[Claim]:
+def claim(session: Session, stage: str, worker: str, limit: int, *, lease: timedelta = DEFAULT_LEASE,
+          among: Select | None = None) -> list[Claim]:
     """Atomically take up to `limit` pending (or abandoned) items of `stage` and commit.
 
     The commit is part of the claim: the lease must be visible to other workers before the
-    caller starts the (possibly long) work.
+    caller starts the (possibly long) work. `among` (a SELECT of item ids) narrows the
+    claim to a subset, e.g. `review download --venue acl`.
     """
     now = datetime.now(timezone.utc)
     available = or_(WorkItem.state == "pending",
@@ -81,6 +83,7 @@ def claim(session: Session, stage: str, worker: str, limit: int, *, lease: timed
     inner = (
         select(WorkItem.id)
         .where(WorkItem.stage == stage, available)
+        .where(WorkItem.item_id.in_(among) if among is not None else true())
         .order_by(WorkItem.id)
         .limit(limit)
     )

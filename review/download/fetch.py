@@ -1,0 +1,190 @@
+"""Fetch one PDF: stream it to a temp file, verify it, and put it in the store.
+
+Why verification happens while streaming: the size limit must stop a runaway response
+before it fills the disk, and hashing on the way costs nothing. A file reaches the store
+only when every check passed (complete body, `%PDF-` magic, the anthology's CRC32 and any
+known sha256); everything else leaves no file behind and a reason word for the database.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import zlib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import requests
+
+from review.download.store import PdfStore
+from review.errors import FetchError
+from review.http import HttpClient
+
+CHUNK = 64 * 1024
+MAGIC = b"%PDF-"
+MAGIC_WINDOW = 1024  # readers accept the header anywhere in the first KiB
+
+
+class Interrupted(Exception):
+    """The run is stopping (Ctrl-C); the item is left unfinished, not failed."""
+
+
+@dataclass
+class Prior:
+    """What the store already holds for a paper (for conditional requests)."""
+
+    path: str | None
+    sha256: str | None
+    size: int | None
+    etag: str | None
+    last_modified: str | None
+
+
+@dataclass
+class FetchResult:
+    outcome: str  # ok | unchanged | failed
+    reason: str | None = None  # http_404, not_pdf, checksum_mismatch, too_large, timeout, truncated, ...
+    detail: str | None = None
+    url: str | None = None
+    final_url: str | None = None
+    http_status: int | None = None
+    content_type: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    sha256: str | None = None
+    size: int | None = None
+    path: str | None = None
+    retryable: bool = False  # body broke off: worth another try
+    tries: int = 1
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def is_pdf(head: bytes) -> bool:
+    return MAGIC in head[:MAGIC_WINDOW]
+
+
+def crc32_hex(value: int) -> str:
+    return f"{value & 0xFFFFFFFF:08x}"
+
+
+def fetch_pdf(client: HttpClient, store: PdfStore, url: str, *, max_bytes: int,
+              crc32: str | None = None, sha256: str | None = None, prior: Prior | None = None,
+              stop: threading.Event | None = None, tries: int = 3) -> FetchResult:
+    """Download `url` into `store`; a body that breaks off is tried again up to `tries` times.
+
+    Raises `Interrupted` when `stop` is set mid-download (the temp file is removed).
+    """
+    stop = stop or threading.Event()
+    result = FetchResult("failed", url=url)
+    for attempt in range(max(1, tries)):
+        result = _fetch_once(client, store, url, max_bytes=max_bytes, crc32=crc32, sha256=sha256,
+                             prior=prior, stop=stop)
+        result.tries = attempt + 1
+        if not result.retryable or attempt + 1 >= tries or stop.is_set():
+            break
+        client.sleep(client.backoff_delay(attempt))
+    if stop.is_set() and result.outcome == "failed":
+        raise Interrupted(url)
+    return result
+
+
+def _conditional_headers(store: PdfStore, prior: Prior | None) -> dict[str, str]:
+    headers = {"Accept": "application/pdf, */*;q=0.5"}
+    if prior is not None and store.has(prior.path):
+        if prior.etag:
+            headers["If-None-Match"] = prior.etag
+        if prior.last_modified:
+            headers["If-Modified-Since"] = prior.last_modified
+    return headers
+
+
+def _fetch_once(client: HttpClient, store: PdfStore, url: str, *, max_bytes: int, crc32: str | None,
+                sha256: str | None, prior: Prior | None, stop: threading.Event) -> FetchResult:
+    headers = _conditional_headers(store, prior)
+    try:
+        resp = client.get(url, headers=headers, stream=True)
+    except FetchError as exc:
+        return FetchResult("failed", reason=exc.reason or "fetch_error", detail=exc.message, url=url)
+    with resp:
+        base = FetchResult(
+            "failed", url=url, final_url=resp.url, http_status=resp.status_code,
+            content_type=resp.headers.get("Content-Type"), etag=resp.headers.get("ETag"),
+            last_modified=resp.headers.get("Last-Modified"),
+        )
+        conditional = "If-None-Match" in headers or "If-Modified-Since" in headers
+        if resp.status_code == 304 and conditional and prior is not None:
+            base.outcome, base.path, base.sha256, base.size = "unchanged", prior.path, prior.sha256, prior.size
+            base.etag = base.etag or prior.etag
+            base.last_modified = base.last_modified or prior.last_modified
+            return base
+        if resp.status_code != 200:
+            return _fail(base, f"http_{resp.status_code}", f"server answered {resp.status_code} {resp.reason or ''}".strip())
+        declared = _int(resp.headers.get("Content-Length"))
+        if declared is not None and declared > max_bytes:
+            return _fail(base, "too_large", f"Content-Length {declared} > limit {max_bytes}")
+        temp = store.temp_path()
+        try:
+            return _stream(resp, temp, store, base, declared=declared, max_bytes=max_bytes,
+                           crc32=crc32, sha256=sha256, stop=stop)
+        finally:
+            temp.unlink(missing_ok=True)
+
+
+def _stream(resp: requests.Response, temp: Path, store: PdfStore, base: FetchResult, *, declared: int | None,
+            max_bytes: int, crc32: str | None, sha256: str | None, stop: threading.Event) -> FetchResult:
+    digest, crc, size, head = hashlib.sha256(), 0, 0, b""
+    try:
+        with temp.open("wb") as fh:
+            for chunk in resp.iter_content(CHUNK):
+                if stop.is_set():
+                    raise Interrupted(base.url)
+                size += len(chunk)
+                if size > max_bytes:
+                    return _fail(base, "too_large", f"body exceeds the limit of {max_bytes} bytes")
+                if len(head) < MAGIC_WINDOW:
+                    head += chunk[: MAGIC_WINDOW - len(head)]
+                digest.update(chunk)
+                crc = zlib.crc32(chunk, crc)
+                fh.write(chunk)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except requests.exceptions.ChunkedEncodingError:
+        return _fail(base, "truncated", f"connection closed before the end of the body "
+                                        f"({declared if declared is not None else 'unknown'} bytes announced)", retryable=True)
+    except requests.exceptions.ConnectionError as exc:
+        if "timed out" in str(exc).lower():
+            return _fail(base, "timeout", f"body stalled after {size} bytes", retryable=True)
+        return _fail(base, "truncated", f"connection lost after {size} bytes", retryable=True)
+    except requests.Timeout:
+        return _fail(base, "timeout", f"body stalled after {size} bytes", retryable=True)
+    if declared is not None and not resp.headers.get("Content-Encoding") and size != declared:
+        return _fail(base, "truncated", f"got {size} of {declared} bytes", retryable=True)
+    base.size = size
+    if not is_pdf(head):
+        kind = base.content_type or "no content type"
+        return _fail(base, "not_pdf", f"served as {kind}, starts with {head[:40]!r}")
+    got_crc = crc32_hex(crc)
+    if crc32 and crc32.strip().lower().zfill(8) != got_crc:
+        return _fail(base, "checksum_mismatch", f"crc32 {got_crc}, expected {crc32.lower()}")
+    got_sha = digest.hexdigest()
+    if sha256 and sha256.lower() != got_sha:
+        return _fail(base, "checksum_mismatch", f"sha256 {got_sha[:12]}..., expected {sha256[:12]}...")
+    base.sha256 = got_sha
+    base.path = store.commit(temp, got_sha)
+    base.outcome = "ok"
+    return base
+
+
+def _fail(result: FetchResult, reason: str, detail: str, *, retryable: bool = False) -> FetchResult:
+    result.outcome, result.reason, result.detail, result.retryable = "failed", reason, detail, retryable
+    return result
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
