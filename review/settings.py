@@ -51,6 +51,10 @@ class HarvestSettings(Section):
     dblp_api_url: str = Field("https://dblp.org", description="DBLP base URL (search API)")
     dblp_dump: str = Field("", description="path of dblp.xml.gz for dump mode")
     dblp_venues: str = Field("", description="venue table TOML (empty = the bundled one)")
+    dblp_mode: str = Field("api", description="where DBLP records come from: api (search API) or dump (dblp.xml.gz)")
+    dblp_dtd: str = Field("", description="dblp.dtd for dump mode (empty = dblp.dtd next to the dump)")
+    dblp_page_size: int = Field(1000, description="hits per DBLP search API page (the API allows at most 1000)")
+    dblp_delay: float = Field(1.0, description="extra seconds between DBLP API pages, on top of the http rate limit")
 
 
 class DownloadSettings(Section):
@@ -85,8 +89,23 @@ class LabelStudioSettings(Section):
 
 
 class ComputeSettings(Section):
+    """Choices the Rogue Scores paper leaves open, made explicit for `review compute`."""
+
     unknown_pyrouge_counts: bool = Field(True, description="'unknown pyrouge' counts as citing a package")
     github_rouge_counts: bool = Field(True, description="'github rouge' counts as citing a package")
+    packages: str = Field("patterns/packages.toml", description="package catalog: aliases and software errors")
+    rule_set: str = Field("", description="rule set whose automated labels are used: name or sha256 prefix (empty = newest)")
+    automated_code_rouge: bool = Field(True, description="without a human C2, a scanned codebase with one package and no anti-features counts as a complete ROUGE evaluation")
+
+
+class ExportSettings(Section):
+    """What `review export` writes and how its confidence intervals are drawn."""
+
+    format: str = Field("csv", description="dataset format: csv, jsonl or parquet")
+    bootstrap_samples: int = Field(1000, description="bootstrap resamples per statistic")
+    seed: int = Field(2023, description="bootstrap seed (same data and seed = same intervals)")
+    confidence: float = Field(0.95, description="confidence level of the bootstrap intervals")
+    time: str = Field("", description="time written in the manifest (empty = end of the newest data-changing run)")
 
 
 class Settings(BaseSettings):
@@ -107,6 +126,7 @@ class Settings(BaseSettings):
     code: CodeSettings = Field(default_factory=CodeSettings)
     label_studio: LabelStudioSettings = Field(default_factory=LabelStudioSettings)
     compute: ComputeSettings = Field(default_factory=ComputeSettings)
+    export: ExportSettings = Field(default_factory=ExportSettings)
 
     config_path: Path | None = Field(None, exclude=True, description="the config file read, if any")
 

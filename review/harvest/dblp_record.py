@@ -1,0 +1,59 @@
+"""One DBLP publication, from either the search API JSON or the XML dump, as a record.
+
+Why a shared step: both modes must give the same record for the same paper (same
+source id, same content hash), so switching mode never shows as "updated" or "added".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from review.harvest.dblp_venues import Venue
+from review.harvest.pdf_urls import resolve
+from review.harvest.records import HarvestRecord, clean_text, clean_title, normalize_doi
+
+SOURCE = "dblp"
+REC_URL = "https://dblp.org/rec/"
+_HOMONYM = re.compile(r"\s+\d{4}$")  # "Wei Wang 0001": DBLP's number for people sharing a name
+
+
+@dataclass
+class DblpPublication:
+    """The fields both DBLP modes provide, already unescaped."""
+
+    key: str
+    title: str
+    authors: list[str] = field(default_factory=list)
+    year: int | None = None
+    pages: str | None = None
+    booktitle: str | None = None
+    ee: list[str] = field(default_factory=list)
+    doi: str | None = None
+    toc: str | None = None  # the TOC page name, e.g. neurips2019
+
+
+def author_name(name: str) -> str:
+    return _HOMONYM.sub("", clean_text(name))
+
+
+def as_list(value: Any) -> list[Any]:
+    """DBLP JSON gives one item as an object and several as a list."""
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def to_record(pub: DblpPublication, venue: Venue) -> HarvestRecord:
+    res = resolve(pub.ee)
+    doi = normalize_doi(pub.doi) or next((d for d in (normalize_doi(e) for e in pub.ee if "doi.org/" in e) if d), None)
+    return HarvestRecord(
+        source=SOURCE, source_id=pub.key, ident=pub.key, title=clean_title(pub.title), year=pub.year,
+        url=res.landing or f"{REC_URL}{pub.key}", pdf_url=res.pdf_url, pdf_unresolved_reason=res.reason,
+        authors=[author_name(a) for a in pub.authors if a], venue=venue.id, venues=[venue.id],
+        booktitle=clean_text(pub.booktitle) or None, pages=clean_text(pub.pages) or None, doi=doi,
+        arxiv_id=res.arxiv_id,
+        raw={"key": pub.key, "ee": pub.ee, "toc": pub.toc, "dblp_url": f"{REC_URL}{pub.key}",
+             "pdf_rule": res.rule},
+    )
