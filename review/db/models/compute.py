@@ -31,6 +31,7 @@ class Reproducibility(Base):
     protocol: Mapped[list[str]] = mapped_column(default=list)  # P3
     variants: Mapped[list[str]] = mapped_column(default=list)  # P2
     paper_packages: Mapped[list[str]] = mapped_column(default=list)  # P4, de-aliased
+    has_code: Mapped[bool | None] = mapped_column(Boolean)  # C0 (released code, complete or not)
     code_url: Mapped[str | None] = mapped_column(Text)
     code_urls: Mapped[list[str]] = mapped_column(default=list)
     code_rouge: Mapped[bool | None] = mapped_column(Boolean)  # C2
@@ -42,7 +43,7 @@ class Reproducibility(Base):
     r3: Mapped[bool | None] = mapped_column(Boolean)
     software_error: Mapped[str | None] = mapped_column(String(8))  # true | false | unknown
     reproducible: Mapped[bool | None] = mapped_column(Boolean)
-    category: Mapped[str | None] = mapped_column(String(32))  # Figure 3 series
+    category: Mapped[str | None] = mapped_column(String(48))  # Figure 3 series
     label_source: Mapped[str] = mapped_column(String(16))  # human | automated | mixed | none
     sources: Mapped[dict[str, Any]] = mapped_column(default=dict)  # question -> human | automated
     rule_set_id: Mapped[int | None] = mapped_column(ForeignKey("rule_sets.id", ondelete="SET NULL"))

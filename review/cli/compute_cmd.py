@@ -1,0 +1,36 @@
+"""`review compute`: R1-R3, software_error and reproducible for every paper."""
+
+from __future__ import annotations
+
+import typer
+
+from review.cli import context
+from review.cli.app import app
+from review.cli.options import DryRunOpt, JsonOpt
+from review.cli.output import print_json, print_table, summary
+from review.compute import run_compute
+
+
+@app.command()
+def compute(ctx: typer.Context, json_: JsonOpt = False, dry_run: DryRunOpt = False) -> None:
+    """Compute the reproducibility labels (R1, R2, R3, software_error, reproducible).
+
+    Human decisions win where they exist (majority of reviewers); automated labels are
+    used otherwise, and every row says which. The package catalog and the open choices
+    are settings (`review config`, section compute).
+
+    Example:
+        review compute
+        review compute --json --dry-run
+    """
+    app_ctx = context.get(ctx)
+    result = run_compute(app_ctx.database(), app_ctx.settings, dry_run=dry_run)
+    if json_:
+        print_json(result.as_dict())
+    else:
+        print_table(None, ["papers", "ROUGE papers", "reproducible", "software error", "rule set"],
+                    [(result.papers, result.rouge_papers, result.reproducible, result.software_error,
+                      result.rule_set or "(none)")])
+        if result.unknown_packages:
+            typer.echo("packages not in the catalog (correctness unknown): " + ", ".join(result.unknown_packages))
+    summary(result.summary())
