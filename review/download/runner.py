@@ -51,7 +51,8 @@ class DownloadReport:
     @property
     def summary(self) -> str:
         reasons = {k: v for k, v in self.counts.items() if k not in ("ok", "unchanged", "failed", "kept")}
-        text = f"downloaded {self.counts.get('ok', 0)} PDFs"
+        ok = self.counts.get("ok", 0)
+        text = f"downloaded {ok} PDF{'' if ok == 1 else 's'}"
         if self.counts.get("unchanged"):
             text += f", {self.counts['unchanged']} unchanged (304)"
         if self.counts.get("kept"):
