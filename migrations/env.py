@@ -5,6 +5,7 @@ from __future__ import annotations
 from alembic import context
 
 from review.db.models import Base
+from review.extract.fts import include_object  # skip the full-text index (not an ORM model)
 
 target_metadata = Base.metadata
 
@@ -27,6 +28,7 @@ def run_migrations_online() -> None:
             target_metadata=target_metadata,
             render_as_batch=_render_as_batch(connection),
             compare_type=True,
+            include_object=include_object,
         )
         with context.begin_transaction():
             context.run_migrations()

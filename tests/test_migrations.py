@@ -8,12 +8,13 @@ from sqlalchemy import inspect, select, text
 from review.db import migrate
 from review.db.models import Base, Paper, SourceRecord
 from review.db.session import Database
+from review.extract.fts import include_object  # the search index is not an ORM model
 from review.errors import SchemaMismatchError
 
 
 def test_models_and_migrations_agree(db):
     with db.engine.connect() as conn:
-        ctx = MigrationContext.configure(conn, opts={"compare_type": True})
+        ctx = MigrationContext.configure(conn, opts={"compare_type": True, "include_object": include_object})
         diff = compare_metadata(ctx, Base.metadata)
     assert diff == [], f"models differ from migrations: {diff}"
 

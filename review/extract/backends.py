@@ -1,0 +1,215 @@
+"""Text backends: raw per-page text from a PDF, in reading order, plus a failure taxonomy.
+
+Two backends:
+- "pypdfium2" (the fast path): PDFium's text page, which follows the content stream;
+  LaTeX and most typesetters write columns in reading order, so two-column papers come
+  out column by column.
+- "pdfplumber" (the project's named dependency, on pdfminer.six): its `extract_text`
+  groups characters into lines across the whole page width, which interleaves two
+  columns. `_plumber_page_text` therefore finds the gutter, cuts the page into
+  horizontal bands (full-width lines such as the title or a wide table stay whole) and
+  reads the left column before the right one in each band.
+
+A backend raises `ExtractFailure(reason, detail)` for a PDF it cannot read; `reason` is
+one of the stored words: encrypted, corrupt, no_text, timeout, memory, crash.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+REASONS = ("encrypted", "corrupt", "no_text", "timeout", "memory", "crash", "missing")
+# A document with fewer letters than this per page on average has no usable text layer.
+MIN_LETTERS_PER_PAGE = 20
+
+
+class ExtractFailure(Exception):
+    """A PDF that cannot give text, with the stored reason word."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass
+class RawText:
+    pages: list[str]
+    extractor: str
+    extractor_version: str
+
+
+def pypdfium2_version() -> str:
+    import pypdfium2.version as v
+
+    build = getattr(v.PDFIUM_INFO, "build", None)
+    return f"{v.PYPDFIUM_INFO} (pdfium {build})" if build else str(v.PYPDFIUM_INFO)
+
+
+def pdfplumber_version() -> str:
+    import pdfminer
+    import pdfplumber
+
+    return f"{pdfplumber.__version__} (pdfminer.six {pdfminer.__version__})"
+
+
+def read_pypdfium2(path: Path) -> RawText:
+    import pypdfium2 as pdfium
+
+    try:
+        doc = pdfium.PdfDocument(str(path))
+    except pdfium.PdfiumError as exc:
+        msg = str(exc)
+        if "password" in msg.lower():
+            raise ExtractFailure("encrypted", msg) from None
+        raise ExtractFailure("corrupt", msg) from None
+    pages: list[str] = []
+    try:
+        for i in range(len(doc)):
+            page = doc[i]
+            try:
+                tp = page.get_textpage()
+                try:
+                    pages.append(tp.get_text_range())
+                finally:
+                    tp.close()
+            except pdfium.PdfiumError as exc:
+                raise ExtractFailure("corrupt", f"page {i + 1}: {exc}") from None
+            finally:
+                page.close()
+    finally:
+        doc.close()
+    return RawText(pages, "pypdfium2", pypdfium2_version())
+
+
+def _plumber_page_text(page) -> str:  # type: ignore[no-untyped-def]
+    """One pdfplumber page in reading order: bands, left column before right."""
+    words = page.extract_words()
+    if not words:
+        return page.extract_text() or ""
+    width = float(page.width)
+    x_lo, x_hi = page.bbox[0], page.bbox[2]
+    best: tuple[int, float, float] | None = None
+    x = x_lo + 0.35 * width
+    while x <= x_lo + 0.65 * width:
+        crossing = sum(1 for w in words if w["x0"] < x < w["x1"])
+        key = (crossing, abs(x - (x_lo + width / 2)), x)
+        if best is None or key < best:
+            best = key
+        x += 2.0
+    assert best is not None
+    gutter = best[2]
+    left = sum(1 for w in words if w["x1"] <= gutter)
+    right = sum(1 for w in words if w["x0"] >= gutter)
+    if min(left, right) < 0.15 * len(words):
+        return page.extract_text() or ""
+    # Full-width bands: vertical extents of words that cross the gutter.
+    spans = sorted((w["top"], w["bottom"]) for w in words if w["x0"] < gutter < w["x1"])
+    bands: list[list[float]] = []
+    for top, bottom in spans:
+        if bands and top <= bands[-1][1] + 1.0:
+            bands[-1][1] = max(bands[-1][1], bottom)
+        else:
+            bands.append([top, bottom])
+    y_top, y_bottom = page.bbox[1], page.bbox[3]
+    cuts: list[tuple[float, float, bool]] = []  # (top, bottom, full_width)
+    y = y_top
+    for top, bottom in bands:
+        if top > y:
+            cuts.append((y, top, False))
+        cuts.append((top, bottom, True))
+        y = bottom
+    if y < y_bottom:
+        cuts.append((y, y_bottom, False))
+
+    def region(t: float, b: float, x0: float, x1: float) -> str:
+        def keep(obj: dict) -> bool:  # type: ignore[type-arg]
+            if obj.get("object_type") != "char":
+                return False
+            cy = (obj["top"] + obj["bottom"]) / 2
+            cx = (obj["x0"] + obj["x1"]) / 2
+            return t <= cy < b and x0 <= cx < x1
+
+        return page.filter(keep).extract_text() or ""
+
+    parts: list[str] = []
+    for t, b, full in cuts:
+        if full:
+            parts.append(region(t, b + 0.01, x_lo, x_hi + 1))
+        else:
+            parts.append(region(t, b, x_lo, gutter))
+            parts.append(region(t, b, gutter, x_hi + 1))
+    return "\n".join(p for p in parts if p.strip())
+
+
+def read_pdfplumber(path: Path) -> RawText:
+    import pdfplumber
+    from pdfplumber.utils.exceptions import PdfminerException
+
+    try:
+        pdf = pdfplumber.open(str(path))
+    except PdfminerException as exc:
+        inner = exc.args[0] if exc.args else exc
+        name = type(inner).__name__
+        if "Password" in name or "Encrypt" in name:
+            raise ExtractFailure("encrypted", name) from None
+        raise ExtractFailure("corrupt", f"{name}: {inner}") from None
+    pages: list[str] = []
+    try:
+        for i, page in enumerate(pdf.pages):
+            try:
+                pages.append(_plumber_page_text(page))
+            except PdfminerException as exc:
+                raise ExtractFailure("corrupt", f"page {i + 1}: {exc}") from None
+            finally:
+                page.close()
+    finally:
+        pdf.close()
+    return RawText(pages, "pdfplumber", pdfplumber_version())
+
+
+# --- Test hooks -----------------------------------------------------------------------
+# Documented stand-ins for failures no small PDF can cause quickly: "test:sleep" hangs
+# (for the timeout test), "test:hog" allocates memory until the worker's cap stops it
+# (for the memory test). Only `extract_file(backend=...)` accepts them; settings do not.
+
+
+def _test_sleep(path: Path) -> RawText:
+    time.sleep(3600)
+    raise AssertionError("unreachable")
+
+
+def _test_hog(path: Path) -> RawText:
+    hoard = []
+    while True:
+        hoard.append(bytearray(64 * 1024 * 1024))
+
+
+BACKENDS: dict[str, Callable[[Path], RawText]] = {
+    "pypdfium2": read_pypdfium2,
+    "pdfplumber": read_pdfplumber,
+}
+TEST_BACKENDS: dict[str, Callable[[Path], RawText]] = {
+    "test:sleep": _test_sleep,
+    "test:hog": _test_hog,
+}
+
+
+def get_backend(name: str) -> Callable[[Path], RawText]:
+    fn = BACKENDS.get(name) or TEST_BACKENDS.get(name)
+    if fn is None:
+        from review.errors import ConfigError
+
+        raise ConfigError(f"unknown extract backend {name!r}", hint=f"use one of: {', '.join(BACKENDS)}")
+    return fn
+
+
+def backend_version(name: str) -> str:
+    if name == "pypdfium2":
+        return pypdfium2_version()
+    if name == "pdfplumber":
+        return pdfplumber_version()
+    return "test"

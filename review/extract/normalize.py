@@ -1,0 +1,148 @@
+"""One text normalization for every backend, so labels never depend on the extractor.
+
+Steps, in order (bump NORMALIZER_VERSION when any of them changes; it is stored per text):
+
+1. Line ends become "\\n"; pages are joined with a form feed so hyphenation across a
+   page or column break is still seen.
+2. Detached accents are reattached. PDFs re-saved on macOS (and TeX's accent macros)
+   draw the accent as its own spacing glyph: pdfminer gives "Krys´cin´ski" (accent after
+   its letter), PDFium gives "Krysci ´ nski" (accent alone between spaces, belonging to
+   the next letter). Both become precomposed letters ("Kryściński", "Krysciński": PDFium
+   drops the first accent itself, which no normalizer can bring back).
+3. Unicode NFKC: ligatures (ﬁ ﬂ ﬀ ﬃ ﬄ) split into letters, full-width and compatibility
+   forms folded. Soft hyphens (U+00AD) and Unicode hyphens U+2010/U+2011 are unified.
+4. End-of-line hyphenation: PDFium marks a line-end hyphen with U+FFFE and joins the
+   lines; pdfminer leaves "-" plus a newline. Both are treated alike: the pieces are
+   joined into one word unless the hyphen is real. A hyphen is kept when the next piece
+   starts with a digit or a capital ("ROUGE-" / "1.5.5"), the previous piece ends with a
+   digit, or the document itself prefers the hyphenated form: "py-rouge" appears
+   elsewhere more often than "pyrouge", or both pieces are words of their own in the
+   document while the joined word never appears ("cross-" / "lingual").
+5. A space left before a full stop, comma or semicolon by a superscript footnote mark
+   ("stemming1 . Then") is removed.
+6. Whitespace is collapsed: runs inside a page become one space; pages are separated by
+   one newline. Control characters and stray U+FFFE are dropped.
+
+Reading order is the backend's job (see backends.py); normalization never reorders.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+
+NORMALIZER_VERSION = "1"
+
+# Spacing accent characters and the combining marks they stand for.
+_ACCENTS = {
+    "\u00b4": "\u0301",  # ´ acute
+    "\u02ca": "\u0301",
+    "\u00a8": "\u0308",  # ¨ diaeresis
+    "\u02c6": "\u0302",  # ˆ circumflex
+    "\u02dc": "\u0303",  # ˜ tilde
+    "\u02c7": "\u030c",  # ˇ caron
+    "\u02d8": "\u0306",  # ˘ breve
+    "\u02da": "\u030a",  # ˚ ring
+    "\u00b8": "\u0327",  # ¸ cedilla
+    "\u02dd": "\u030b",  # ˝ double acute
+}
+_ACC = "".join(_ACCENTS)
+_SPACED_ACCENT = re.compile(rf"(?<=[^\W\d_]) ([{_ACC}]) ([^\W\d_])")
+_TIGHT_ACCENT = re.compile(rf"([^\W\d_])([{_ACC}])([^\W\d_])")
+
+_BREAK = re.compile(r"([^\W_]+)(?:\ufffe[ \t]*\n?|\u00ad[ \t]*\n?|-[ \t]*[\n\f])[ \t\n\f]*([^\W_]+)")
+_WORD = re.compile(r"[^\W\d_][^\W_]*(?:-[^\W_]+)*")
+_SPACE_BEFORE_PUNCT = re.compile(r" ([.,;])(?= |\n|$)")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\ufffe\uffff]")
+
+
+def _compose(base: str, mark: str) -> str | None:
+    composed = unicodedata.normalize("NFC", base + mark)
+    return composed if len(composed) == 1 else None
+
+
+def reattach_accents(text: str) -> str:
+    """Put detached spacing accents back on their letters (see step 2)."""
+
+    def spaced(m: re.Match[str]) -> str:
+        c = _compose(m.group(2), _ACCENTS[m.group(1)])
+        return c if c else m.group(0)
+
+    def tight(m: re.Match[str]) -> str:
+        prev, acc, nxt = m.groups()
+        mark = _ACCENTS[acc]
+        c = _compose(prev, mark)
+        if c:
+            return c + nxt
+        c = _compose(nxt, mark)
+        return prev + c if c else m.group(0)
+
+    text = _SPACED_ACCENT.sub(spaced, text)
+    return _TIGHT_ACCENT.sub(tight, text)
+
+
+def _vocabulary(text: str) -> Counter[str]:
+    """Word counts of the document outside hyphenation breaks (lower case)."""
+    clean = _BREAK.sub(" ", text)
+    counts: Counter[str] = Counter()
+    for w in _WORD.findall(clean):
+        lw = w.lower()
+        counts[lw] += 1
+        if "-" in lw:
+            for part in lw.split("-"):
+                counts["\x00part:" + part] += 1
+    return counts
+
+
+def keep_hyphen(left: str, right: str, vocab: Counter[str]) -> bool:
+    """True when the line-end hyphen between `left` and `right` is a real one."""
+    if right[0].isdigit() or right[0].isupper() or left[-1].isdigit():
+        return True
+    lw, rw = left.lower(), right.lower()
+    joined, hyphenated = vocab[lw + rw], vocab[f"{lw}-{rw}"]
+    if hyphenated > joined:
+        return True
+    if joined == 0 and len(lw) > 1 and len(rw) > 1:
+        as_words = (vocab[lw] + vocab["\x00part:" + lw] > 0) and (vocab[rw] + vocab["\x00part:" + rw] > 0)
+        if as_words:
+            return True
+    return False
+
+
+def dehyphenate(text: str) -> str:
+    """Join words broken at line ends, keeping real hyphens (see step 4)."""
+    vocab = _vocabulary(text)
+
+    def fix(m: re.Match[str]) -> str:
+        left, right = m.group(1), m.group(2)
+        return f"{left}-{right}" if keep_hyphen(left, right, vocab) else left + right
+
+    # Overlapping breaks ("a-\nb-\nc") need a second pass.
+    for _ in range(2):
+        new = _BREAK.sub(fix, text)
+        if new == text:
+            break
+        text = new
+    return text
+
+
+def normalize_pages(pages: list[str]) -> str:
+    """The normalized text of a document given the raw text of each page."""
+    text = "\f".join(p.replace("\r\n", "\n").replace("\r", "\n") for p in pages)
+    text = reattach_accents(text)
+    text = unicodedata.normalize("NFKC", text)
+    text = text.replace("\u2010", "-").replace("\u2011", "-")
+    text = dehyphenate(text)
+    text = text.replace("\u00ad", "")
+    text = _CONTROL.sub("", text)
+    out_pages = []
+    for page in text.split("\f"):
+        page = " ".join(page.split())
+        out_pages.append(_SPACE_BEFORE_PUNCT.sub(r"\1", page))
+    return "\n".join(p for p in out_pages if p)
+
+
+def normalize(text: str) -> str:
+    """Normalize a single string (form feeds separate pages)."""
+    return normalize_pages(text.split("\f"))
