@@ -70,7 +70,10 @@ class ExtractSettings(Section):
 
 
 class LabelSettings(Section):
-    rules: str = Field("patterns/rouge.toml", description="rule file used by `review label`")
+    rules: str = Field("patterns/rouge.toml", description="rule file used by `review label` and `review check`")
+    options: list[str] = Field(default_factory=list, description="named options of the rule file to switch on")
+    batch: int = Field(200, ge=1, description="texts labeled per database transaction")
+    max_findings_per_rule: int = Field(20, ge=1, description="findings stored per rule and paper (labels use all matches)")
 
 
 class CodeSettings(Section):
@@ -80,6 +83,12 @@ class CodeSettings(Section):
     max_repo_mb: int = Field(500, description="repositories larger than this are not scanned")
     max_files: int = Field(20_000, description="files scanned per repository at most")
     clone_timeout: float = Field(300.0, description="seconds a clone may take")
+    max_file_kb: int = Field(2048, description="files larger than this are skipped when scanning")
+    catalog: str = Field("", description="code package catalog TOML (empty = the bundled patterns/code_packages.toml)")
+    git_base_url: str = Field("https://github.com", description="where GitHub repositories are cloned from (a mirror or GitHub Enterprise)")
+    search_query: str = Field("rouge", description="term searched in each repository for code_rouge_prelim")
+    cache_days: int = Field(30, description="GitHub look-ups younger than this are reused, not repeated")
+    max_wait: float = Field(3900.0, description="longest single rate-limit sleep in seconds; longer waits stop the run (resumable)")
 
 
 class LabelStudioSettings(Section):

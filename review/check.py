@@ -1,0 +1,160 @@
+"""`review check`: one paper, for its authors and reviewers: what the rules find and miss.
+
+The input is a PDF, a .txt or a .md file. Text files are read as UTF-8 (invalid bytes
+replaced) and whitespace-collapsed like extracted PDF text; PDFs go through the
+extraction stage (`review.extract.extract_file`), imported only when a PDF is checked.
+The result says which labels the rule file gives, with evidence snippets, what is
+missing (package, parameters, measures, protocol, code link) and whether R1/R2 would
+hold; it is "irreproducible" when the paper computes the metric and neither holds.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from review.errors import InputFileError
+from review.rules.engine import Engine
+from review.rules.labels import label_scan, reproducibility
+from review.rules.model import RuleSet
+
+TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".text"}
+
+
+@dataclass
+class Evidence:
+    label: str
+    rule: str
+    kind: str
+    start: int
+    end: int
+    match: str
+    snippet: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "rule": self.rule, "kind": self.kind, "start": self.start, "end": self.end,
+                "match": self.match, "snippet": self.snippet}
+
+
+@dataclass
+class CheckResult:
+    """What `review check` reports; `as_dict()` is the stable `--json` shape."""
+
+    metric: str
+    rouge_prelim: bool
+    computes_rouge: bool
+    packages: list[str]
+    params: list[str]
+    protocol: list[str]
+    variants: list[str]
+    code_urls: list[str]
+    r1: bool
+    r2: bool
+    missing: list[str]
+    evidence: list[Evidence] = field(default_factory=list)
+    rules: str = ""
+    rules_sha256: str = ""
+    source: str | None = None
+    chars: int = 0
+
+    @property
+    def irreproducible(self) -> bool:
+        """Computes the metric, yet neither R1 nor R2 holds from the text alone."""
+        return self.computes_rouge and not (self.r1 or self.r2)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source, "metric": self.metric, "rules": self.rules, "rules_sha256": self.rules_sha256,
+            "chars": self.chars, "rouge_prelim": self.rouge_prelim, "computes_rouge": self.computes_rouge,
+            "packages": self.packages, "params": self.params, "protocol": self.protocol, "variants": self.variants,
+            "code_urls": self.code_urls, "r1": self.r1, "r2": self.r2, "irreproducible": self.irreproducible,
+            "missing": self.missing, "evidence": [e.as_dict() for e in self.evidence],
+        }
+
+
+def check_text(text: str, ruleset: RuleSet, *, max_per_rule: int = 5, engine: Engine | None = None) -> CheckResult:
+    """Run the rules over one text and say what is there and what is missing."""
+    engine = engine or Engine(ruleset)
+    labeled = label_scan(engine.scan(text), ruleset)
+    lb = labeled.labels
+    r1, r2 = reproducibility(lb, ruleset)
+    missing = []
+    if lb.computes:
+        if not lb.packages:
+            missing.append("package")
+        if not lb.params:
+            missing.append("parameters")
+        if not lb.variants:
+            missing.append("measures")
+        if not lb.protocol:
+            missing.append("protocol")
+        if not lb.code_urls:
+            missing.append("code link")
+    shown: dict[str, int] = {}
+    evidence = []
+    for h in labeled.hits:
+        shown[h.rule_id] = shown.get(h.rule_id, 0) + 1
+        if shown[h.rule_id] <= max_per_rule:
+            evidence.append(Evidence(h.label, h.rule_id, h.kind.value, h.start, h.end, h.value,
+                                     h.snippet(text, ruleset.snippet_chars)))
+    return CheckResult(metric=ruleset.metric, rouge_prelim=lb.prelim, computes_rouge=lb.computes,
+                       packages=list(lb.packages), params=list(lb.params), protocol=list(lb.protocol),
+                       variants=list(lb.variants), code_urls=list(lb.code_urls), r1=r1, r2=r2, missing=missing,
+                       evidence=evidence, rules=ruleset.name, rules_sha256=ruleset.sha256, chars=len(text))
+
+
+def read_paper_text(path: str | Path, *, backend: str | None = None) -> str:
+    """The text of a PDF, .txt or .md file, or `InputFileError` saying why there is none."""
+    path = Path(path)
+    if not path.exists():
+        raise InputFileError("file not found", item=str(path))
+    if not path.is_file():
+        raise InputFileError("not a file", item=str(path))
+    suffix = path.suffix.lower()
+    if suffix in TEXT_SUFFIXES:
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise InputFileError(f"cannot read: {exc.strerror}", item=str(path)) from None
+        text = " ".join(unicodedata.normalize("NFKC", raw.decode("utf-8", errors="replace")).split())
+    elif suffix == ".pdf" or _looks_like_pdf(path):
+        text = _pdf_text(path, backend)
+    else:
+        raise InputFileError(f"unsupported file type '{suffix or '(none)'}'", item=str(path),
+                             hint="give a .pdf, .txt or .md file")
+    if not text.strip():
+        raise InputFileError("the file has no text to check", item=str(path),
+                             hint="a scanned PDF needs OCR first; review does not OCR")
+    return text
+
+
+def _looks_like_pdf(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(5) == b"%PDF-"
+    except OSError:
+        return False
+
+
+def _pdf_text(path: Path, backend: str | None) -> str:
+    try:
+        from review.extract import extract_file  # the extraction stage, loaded only for PDFs
+    except ImportError:
+        raise InputFileError("PDF extraction is not available in this installation", item=str(path),
+                             hint="check the .txt of the paper instead") from None
+    kwargs = {"backend": backend} if backend else {}
+    extraction = extract_file(path, **kwargs)
+    if getattr(extraction, "outcome", "ok") != "ok":
+        reason = getattr(extraction, "reason", None) or "unreadable"
+        detail = getattr(extraction, "detail", None)
+        raise InputFileError(f"cannot extract text from the PDF ({reason}{': ' + str(detail) if detail else ''})",
+                             item=str(path), hint="is the file a complete, unencrypted PDF?")
+    return extraction.text or ""
+
+
+def check_file(path: str | Path, ruleset: RuleSet, *, backend: str | None = None) -> CheckResult:
+    result = check_text(read_paper_text(path, backend=backend), ruleset)
+    result.source = str(path)
+    return result

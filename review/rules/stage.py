@@ -1,0 +1,307 @@
+"""`review label`: run a rule file over every stored text and keep the evidence.
+
+For each paper whose text was extracted (`texts.outcome = 'ok'`) this writes its
+`PaperLabel` row and the `Finding` rows behind it, keyed by the rule set (one row per
+rule-file version, identified by its sha256 and stored with its content). Labels from two
+versions of a rule file live side by side, which is what `--diff` compares. A rerun with
+the same rule set labels only papers that are new or whose text changed since (or all,
+with `relabel`), replacing that rule set's automated rows and nothing else: human
+decisions live in another table that this module never touches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from sqlalchemy import and_, delete, func, insert, or_, select
+from sqlalchemy.orm import Session
+
+from review.db.base import utcnow
+from review.db.models import Finding, Paper, PaperLabel, PaperText
+from review.db.models import RuleSet as RuleSetRow
+from review.db.session import Database
+from review.errors import ReviewError
+from review.log import get_logger
+from review.progress import progress
+from review.rules.engine import Engine
+from review.rules.labels import Labeled, label_scan, reproducibility
+from review.rules.model import RuleSet, load_ruleset
+from review.runs import RunRecorder
+from review.settings import Settings
+
+log = get_logger("label")
+
+LABEL_FIELDS = ("prelim", "computes", "packages", "params", "protocol", "variants", "code_urls")
+
+
+@dataclass
+class LabelResult:
+    """What one `review label` run did."""
+
+    rule_set_id: int | None
+    rule_set: str
+    sha256: str
+    candidates: int = 0  # texts that needed labeling
+    labeled: int = 0
+    failed: int = 0
+    prelim: int = 0
+    computes: int = 0
+    findings: int = 0
+    dry_run: bool = False
+
+    def summary(self) -> str:
+        verb = "would label" if self.dry_run else "labeled"
+        n = self.candidates if self.dry_run else self.labeled
+        text = (f"{verb} {n} papers with {self.rule_set} ({self.sha256[:12]})")
+        if not self.dry_run:
+            text += (f": {self.prelim} mention the metric, {self.computes} compute it, "
+                     f"{self.findings} findings, {self.failed} failed")
+        return text
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in ("rule_set_id", "rule_set", "sha256", "candidates", "labeled",
+                                              "failed", "prelim", "computes", "findings", "dry_run")}
+
+
+def resolve_rules(settings: Settings, rules_path: str | Path | None = None,
+                  options: Iterable[str] = ()) -> RuleSet:
+    """The rule set a command runs: `--rules`, else `label.rules` from the settings."""
+    if rules_path:
+        path = Path(rules_path)
+    else:
+        path = settings.resolve(settings.label.rules)
+        if not path.exists() and not Path(settings.label.rules).is_absolute():
+            path = shipped_rules(Path(settings.label.rules).name) or path
+    return load_ruleset(path, tuple(options) or tuple(settings.label.options))
+
+
+def shipped_rules(name: str) -> Path | None:
+    """A rule file shipped with the tool (patterns/ in a checkout, or inside the wheel)."""
+    import review
+
+    here = Path(review.__file__).resolve().parent
+    for folder in (here / "_patterns", here.parent / "patterns"):
+        if (folder / name).is_file():
+            return folder / name
+    return None
+
+
+def ensure_rule_set(session: Session, ruleset: RuleSet) -> RuleSetRow:
+    """The database row of this exact rule-set version, created on first use."""
+    row = session.scalar(select(RuleSetRow).where(RuleSetRow.sha256 == ruleset.sha256))
+    if row is None:
+        row = RuleSetRow(name=ruleset.name, metric=ruleset.metric, version=ruleset.version or None,
+                         sha256=ruleset.sha256, path=ruleset.path, content=ruleset.content)
+        session.add(row)
+        session.flush()
+    return row
+
+
+def run_label(db: Database, settings: Settings, *, rules_path: str | Path | None = None,
+              options: Iterable[str] = (), ruleset: RuleSet | None = None, run: RunRecorder | None = None,
+              limit: int | None = None, relabel: bool = False, dry_run: bool = False,
+              batch: int | None = None) -> LabelResult:
+    """Label every stored text that has no current labels under this rule set.
+
+    The rule file is loaded and checked before any text is read, so a bad file stops the
+    run with its name and reason and changes nothing.
+    """
+    ruleset = ruleset or resolve_rules(settings, rules_path, options)
+    engine = Engine(ruleset)
+    batch = batch or settings.label.batch
+    max_hits = settings.label.max_findings_per_rule
+    if dry_run:
+        with db.session() as s:
+            existing = s.scalar(select(RuleSetRow.id).where(RuleSetRow.sha256 == ruleset.sha256))
+            total = _count_todo(s, existing, relabel)
+        result = LabelResult(existing, ruleset.name, ruleset.sha256, candidates=min(total, limit or total),
+                             dry_run=True)
+        return result
+    with db.session() as s:
+        rs_id = ensure_rule_set(s, ruleset).id
+        total = _count_todo(s, rs_id, relabel)
+    if limit is not None:
+        total = min(total, limit)
+    result = LabelResult(rs_id, ruleset.name, ruleset.sha256, candidates=total)
+    if run is not None:
+        run.rules_sha256 = ruleset.sha256
+        run.signature.update(ruleset.signature())
+    after = 0
+    with progress(total, f"label {ruleset.name}") as bar:
+        while result.labeled + result.failed < total:
+            want = min(batch, total - result.labeled - result.failed)
+            with db.session() as s:
+                rows = s.execute(_todo_query(rs_id, relabel).where(PaperText.paper_id > after)
+                                 .order_by(PaperText.paper_id).limit(want)).all()
+            if not rows:
+                break
+            after = rows[-1][0]
+            labeled: list[tuple[int, Labeled, str]] = []
+            for paper_id, content in rows:
+                try:
+                    text = content or ""
+                    labeled.append((paper_id, label_scan(engine.scan(text), ruleset), text))
+                except Exception as exc:  # one bad text must not stop the run
+                    result.failed += 1
+                    log.error("label: paper %s failed: %s: %s", paper_id, type(exc).__name__, exc)
+                    if run is not None:
+                        run.count("failed")
+            with db.session() as s:
+                result.findings += _store(s, rs_id, ruleset, labeled, run.id if run else None, max_hits)
+            for _, lab, _ in labeled:
+                result.labeled += 1
+                result.prelim += lab.labels.prelim
+                result.computes += lab.labels.computes
+            bar.advance(len(rows))
+            if run is not None:
+                run.counts.update({"labeled": result.labeled, "prelim": result.prelim,
+                                   "computes": result.computes, "findings": result.findings})
+                run.checkpoint()
+    if run is not None:
+        run.summary = result.summary()
+    return result
+
+
+def _todo_query(rs_id: int | None, relabel: bool):  # type: ignore[no-untyped-def]
+    """Texts to label: ok texts without labels of this rule set, or with an older label."""
+    q = select(PaperText.paper_id, PaperText.content).where(PaperText.outcome == "ok")
+    if relabel or rs_id is None:
+        return q
+    return q.outerjoin(PaperLabel, and_(PaperLabel.paper_id == PaperText.paper_id,
+                                        PaperLabel.rule_set_id == rs_id)).where(
+        or_(PaperLabel.id.is_(None), PaperLabel.labeled_at < PaperText.extracted_at))
+
+
+def _count_todo(s: Session, rs_id: int | None, relabel: bool) -> int:
+    q = _todo_query(rs_id, relabel).with_only_columns(func.count())
+    return s.scalar(q) or 0
+
+
+def _store(s: Session, rs_id: int, ruleset: RuleSet, labeled: Sequence[tuple[int, Labeled, str]],
+           run_id: int | None, max_hits: int) -> int:
+    """Replace this rule set's rows for these papers (and only those rows)."""
+    ids = [pid for pid, _, _ in labeled]
+    if not ids:
+        return 0
+    s.execute(delete(Finding).where(Finding.rule_set_id == rs_id, Finding.paper_id.in_(ids)))
+    existing = {pl.paper_id: pl for pl in s.scalars(
+        select(PaperLabel).where(PaperLabel.rule_set_id == rs_id, PaperLabel.paper_id.in_(ids)))}
+    rows: list[dict[str, Any]] = []
+    for pid, lab, text in labeled:
+        lb = lab.labels
+        r1, r2 = reproducibility(lb, ruleset)
+        per_rule: dict[str, int] = {}
+        for h in lab.hits:
+            per_rule[h.rule_id] = per_rule.get(h.rule_id, 0) + 1
+            if per_rule[h.rule_id] > max_hits:
+                continue
+            rows.append({"paper_id": pid, "rule_set_id": rs_id, "rule_id": h.rule_id, "kind": h.kind.value,
+                         "label": h.label, "start": h.start, "end": h.end, "match": h.value,
+                         "snippet": h.snippet(text, ruleset.snippet_chars), "run_id": run_id})
+        extra = {"flags": list(lb.flags), "hits": per_rule, "suppressed": len(lab.suppressed),
+                 "r1": r1, "r2": r2, "chars": len(text)}
+        values = dict(prelim=lb.prelim, computes=lb.computes, params=list(lb.params), protocol=list(lb.protocol),
+                      variants=list(lb.variants), packages=list(lb.packages), code_urls=list(lb.code_urls),
+                      extra=extra, run_id=run_id)
+        row = existing.get(pid)
+        if row is None:
+            s.add(PaperLabel(paper_id=pid, rule_set_id=rs_id, **values))
+        else:
+            for k, v in values.items():
+                setattr(row, k, v)
+            row.labeled_at = utcnow()
+    if rows:
+        s.execute(insert(Finding), rows)
+    return len(rows)
+
+
+# --------------------------------------------------------------------------- diff
+
+@dataclass
+class LabelChange:
+    """One paper whose labels differ between two rule-set versions."""
+
+    paper_id: int
+    ident: str
+    changes: dict[str, dict[str, Any]] = field(default_factory=dict)  # field -> {"old", "new"}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"paper_id": self.paper_id, "ident": self.ident, "changes": self.changes}
+
+
+def find_rule_set(session: Session, ref: str) -> RuleSetRow:
+    """A stored rule set by sha256 prefix (at least 6 characters) or by id."""
+    rows: list[RuleSetRow] = []
+    if ref.isdigit():
+        row = session.get(RuleSetRow, int(ref))
+        rows = [row] if row else []
+    if not rows and len(ref) >= 6:
+        rows = list(session.scalars(select(RuleSetRow).where(RuleSetRow.sha256.like(f"{ref.lower()}%"))))
+    if len(rows) != 1:
+        reason = "no stored rule set" if not rows else f"{len(rows)} stored rule sets"
+        raise ReviewError(f"{reason} matches '{ref}'", item="--against",
+                          hint="give a longer sha256 prefix; `review label --list` shows the stored ones")
+    return rows[0]
+
+
+def previous_rule_set(session: Session, current_id: int) -> RuleSetRow | None:
+    """The most recent other version with the same name that has labels."""
+    current = session.get(RuleSetRow, current_id)
+    if current is None:
+        return None
+    labeled = select(PaperLabel.rule_set_id).distinct()
+    return session.scalar(
+        select(RuleSetRow).where(RuleSetRow.name == current.name, RuleSetRow.id != current_id,
+                                 RuleSetRow.id.in_(labeled))
+        .order_by(RuleSetRow.created_at.desc(), RuleSetRow.id.desc()).limit(1))
+
+
+def list_rule_sets(session: Session) -> list[dict[str, Any]]:
+    counts = dict(session.execute(select(PaperLabel.rule_set_id, func.count()).group_by(PaperLabel.rule_set_id)).all())
+    return [{"id": r.id, "name": r.name, "version": r.version, "sha256": r.sha256, "path": r.path,
+             "created_at": r.created_at, "papers": counts.get(r.id, 0)}
+            for r in session.scalars(select(RuleSetRow).order_by(RuleSetRow.id))]
+
+
+def diff_labels(session: Session, old_id: int, new_id: int) -> list[LabelChange]:
+    """Papers whose automated labels differ between two rule sets (papers in both)."""
+    def load(rs_id: int) -> dict[int, PaperLabel]:
+        return {pl.paper_id: pl for pl in session.scalars(select(PaperLabel).where(PaperLabel.rule_set_id == rs_id))}
+
+    old, new = load(old_id), load(new_id)
+    idents = dict(session.execute(select(Paper.id, Paper.ident).where(Paper.id.in_(set(old) | set(new)))).all()) \
+        if (old or new) else {}
+    out: list[LabelChange] = []
+    for pid in sorted(set(old) | set(new)):
+        a, b = old.get(pid), new.get(pid)
+        change = LabelChange(pid, idents.get(pid, str(pid)))
+        for name in LABEL_FIELDS:
+            va = _norm(getattr(a, name)) if a is not None else None
+            vb = _norm(getattr(b, name)) if b is not None else None
+            if va != vb:
+                change.changes[name] = {"old": va, "new": vb}
+        if change.changes:
+            out.append(change)
+    return out
+
+
+def _norm(value: Any) -> Any:
+    if isinstance(value, list):
+        return sorted(value) if all(isinstance(v, str) for v in value) else value
+    return value
+
+
+def latest_rule_set(session: Session, name: str | None = None) -> RuleSetRow | None:
+    """The rule set of the most recent finished `review label` run (optionally by name).
+
+    Other stages (compute, queue) read `PaperLabel` rows of this rule set.
+    """
+    from review.db.models import Run
+
+    q = (select(RuleSetRow).join(Run, Run.rules_sha256 == RuleSetRow.sha256)
+         .where(Run.command == "label", Run.status == "ok"))
+    if name:
+        q = q.where(RuleSetRow.name == name)
+    return session.scalar(q.order_by(Run.finished_at.desc(), Run.id.desc()).limit(1))

@@ -1,0 +1,28 @@
+"""Helpers for the rule-engine tests: the shipped rule files and one-call labeling."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from review.rules import Engine, NaiveEngine, RuleSet, label_scan, load_ruleset
+
+PATTERNS = Path(__file__).resolve().parent.parent / "patterns"
+
+
+@lru_cache(maxsize=None)
+def rules(name: str = "rouge.toml", *options: str) -> RuleSet:
+    return load_ruleset(PATTERNS / name, options)
+
+
+def labels(text: str, ruleset: RuleSet | None = None):  # type: ignore[no-untyped-def]
+    """Labels of `text` under `ruleset`, asserting the fast and naive engines agree."""
+    ruleset = ruleset or rules()
+    fast = label_scan(Engine(ruleset).scan(text), ruleset).labels
+    slow = label_scan(NaiveEngine(ruleset).scan(text), ruleset).labels
+    assert fast == slow, (fast, slow)
+    return fast
+
+
+def packages(text: str, ruleset: RuleSet | None = None) -> set[str]:
+    return set(labels(text, ruleset).packages)
