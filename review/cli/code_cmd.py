@@ -1,0 +1,122 @@
+"""`review code link|github|scan`: papers' codebases, their GitHub look-ups and ROUGE packages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from review.cli import context
+from review.cli.app import app
+from review.cli.options import DryRunOpt, JsonOpt, LimitOpt
+from review.cli.output import print_json, print_table, summary
+from review.errors import ItemsFailed
+
+code_app = typer.Typer(help="Codebases: link papers to code, look them up on GitHub, infer ROUGE packages.",
+                       no_args_is_help=True)
+app.add_typer(code_app, name="code")
+
+
+@code_app.command("link")
+def link(
+    ctx: typer.Context,
+    pwc: Optional[Path] = typer.Option(None, "--pwc", help="Papers With Code links dump (.json, .json.gz, .parquet); "
+                                       "default: setting code.pwc_links."),
+    source: Optional[list[str]] = typer.Option(None, "--source", help="Only these sources: anthology_pwccode, "
+                                               "pwc_dump, paper_text (repeatable)."),
+    dry_run: DryRunOpt = False,
+    json_: JsonOpt = False,
+) -> None:
+    """Link papers to codebases from the Anthology, a Papers With Code dump and the papers' text.
+
+    Example:
+        review code link --pwc links-between-papers-and-code.json.gz
+        review code link --source paper_text --dry-run
+    """
+    from review.codebases.link import SOURCES, run_link
+
+    app_ctx = context.get(ctx)
+    bad = [s for s in source or [] if s not in SOURCES]
+    if bad:
+        raise typer.BadParameter(f"unknown source {bad[0]!r} (choose from {', '.join(SOURCES)})", param_hint="--source")
+    result = run_link(app_ctx.database(), app_ctx.settings, pwc_path=pwc, sources=source or SOURCES, dry_run=dry_run)
+    if json_:
+        print_json({"run": result.run_id, "dry_run": dry_run, "counts": dict(sorted(result.counts.items()))})
+    summary(result.summary())
+
+
+@code_app.command("github")
+def github(
+    ctx: typer.Context,
+    limit: LimitOpt = None,
+    refresh: bool = typer.Option(False, "--refresh", help="Look up again even when the cached result is recent."),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="Retry codebases whose look-up failed."),
+    json_: JsonOpt = False,
+) -> None:
+    """Look each GitHub codebase up (exists, renamed, deleted, stars, ...) and search it for "rouge".
+
+    The token comes from the environment variable named by code.github_token_env
+    (GITHUB_TOKEN); without one, look-ups run but code search is skipped.
+
+    Example:
+        GITHUB_TOKEN=... review code github
+        review code github --limit 50 --json
+    """
+    from review.codebases.github import run_github
+
+    app_ctx = context.get(ctx)
+    result = run_github(app_ctx.database(), app_ctx.settings, limit=limit, refresh=refresh, retry_failed=retry_failed)
+    if json_:
+        print_json({"run": result.run_id, "counts": dict(sorted(result.counts.items())),
+                    "calls": dict(result.calls), "stopped": result.stopped})
+    summary(result.summary())
+    if result.counts["error"]:
+        raise ItemsFailed(f"{result.counts['error']} look-ups failed", hint="see `review status`; rerun with --retry-failed")
+
+
+@code_app.command("scan")
+def scan(
+    ctx: typer.Context,
+    target: Optional[str] = typer.Argument(None, help="One local directory, archive or repository URL to scan "
+                                           "(no database); without it, every linked codebase is scanned."),
+    limit: LimitOpt = None,
+    rescan: bool = typer.Option(False, "--rescan", help="Scan again codebases scanned before."),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="Scan again codebases whose scan failed."),
+    only_prelim: bool = typer.Option(False, "--only-prelim", help="Only codebases where GitHub search found the term."),
+    refresh: bool = typer.Option(False, "--refresh", help="Clone again instead of reusing the clone cache."),
+    json_: JsonOpt = False,
+) -> None:
+    """Infer which ROUGE packages code uses (dependencies, imports, scripts, notebooks, README).
+
+    Example:
+        review code scan ./my-summarizer --json
+        review code scan https://github.com/owner/name --json
+        review code scan --limit 100
+    """
+    from review.codebases.runner import run_scan, scan_target
+
+    app_ctx = context.get(ctx)
+    if target is not None:
+        report = scan_target(app_ctx.settings, target, refresh=refresh)
+        if json_:
+            print_json(report.as_dict())
+        else:
+            print_table(f"{report.target}", ["package", "file", "line", "source", "text"],
+                        [(e.package + (" (commented)" if e.commented else " (superseded)" if e.superseded else ""),
+                          e.file, e.line if e.cell is None else f"cell {e.cell}:{e.line}", e.source, e.text)
+                         for e in report.evidence])
+            for a in report.anti_features:
+                typer.echo(f"anti-feature {a.feature}: {a.detail}" + (f" [{a.file}:{a.line}]" if a.file else ""))
+        summary(f"packages: {', '.join(report.packages) or 'none'}; mentions rouge: "
+                f"{'yes' if report.rouge_prelim else 'no'}; anti-features: {', '.join(report.anti_feature_names) or 'none'}")
+        return
+    result = run_scan(app_ctx.database(), app_ctx.settings, limit=limit, rescan=rescan, retry_failed=retry_failed,
+                      only_prelim=only_prelim, refresh_clones=refresh)
+    if json_:
+        print_json({"run": result.run_id, "counts": dict(sorted(result.counts.items())),
+                    "packages": dict(result.packages.most_common())})
+    summary(result.summary())
+    failed = sum(v for k, v in result.counts.items() if k not in ("ok", "skipped_deleted"))
+    if failed:
+        raise ItemsFailed(f"{failed} codebases could not be scanned", hint="see `review status`; rerun with --retry-failed")

@@ -1,0 +1,364 @@
+"""`review code github`: look each codebase up on GitHub with PyGithub, and search it for "rouge".
+
+What a look-up records: exists / renamed (GitHub answers 301 for a moved repository and
+PyGithub follows it silently, so a rename shows as a different `full_name` in the answer)
+/ deleted (404), archived, default branch, stars, license, last push; then
+`code_rouge_prelim` from GitHub code search (`<term> repo:owner/name`), which needs a token.
+
+Rate limits, GitHub's way: PyGithub's own retry is replaced by one that only retries
+5xx, so every rate-limit answer reaches this module, which sleeps visibly (progress and
+log) until `X-RateLimit-Reset` for the primary limit, for `Retry-After` when given, and a
+minute for a secondary limit without one. Searches are also spaced by the per-minute
+limit GitHub announces in `X-RateLimit-Limit`, so the limit is rarely hit at all. A wait
+longer than `code.max_wait` stops the run cleanly; the queue resumes it later.
+
+The token is read from the environment variable named by `code.github_token_env` and is
+handed only to PyGithub: it is never stored, logged, or put in a run's arguments.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from email.utils import parsedate_to_datetime
+from typing import Any, Callable
+
+from github import Auth, Github, GithubException, RateLimitExceededException, UnknownObjectException
+from sqlalchemy import or_, select, update
+from urllib3.util.retry import Retry
+
+from review.claims import claim, enqueue, finish, release, worker_name
+from review.db.base import utcnow
+from review.db.models import Codebase, WorkItem
+from review.db.session import Database
+from review.errors import ServiceError
+from review.http import user_agent
+from review.log import get_logger
+from review.progress import progress
+from review.runs import record_run
+from review.settings import Settings
+
+log = get_logger("codebases.github")
+
+STAGE = "github"
+SECONDARY_DEFAULT_WAIT = 60.0
+MAX_ATTEMPTS = 6
+
+
+class RateLimitStop(Exception):
+    """GitHub asks for a longer pause than `code.max_wait`: stop now, resume later."""
+
+    def __init__(self, wait: float, resource: str):
+        super().__init__(f"GitHub {resource} rate limit asks for {wait:.0f} s")
+        self.wait = wait
+        self.resource = resource
+
+
+@dataclass
+class Lookup:
+    status: str  # exists | renamed | deleted | error
+    detail: str | None = None
+    full_name: str | None = None
+    default_branch: str | None = None
+    stars: int | None = None
+    license: str | None = None
+    archived: bool | None = None
+    pushed_at: datetime | None = None
+    size_kb: int | None = None
+
+
+@dataclass
+class Search:
+    total: int
+    incomplete: bool
+    paths: list[str] = field(default_factory=list)
+
+
+class GitHubClient:
+    """PyGithub with rate limits handled where they can be seen, counted and tested."""
+
+    def __init__(self, api_url: str, token: str | None, *, timeout: float = 30.0, max_wait: float = 3900.0,
+                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.time,
+                 on_wait: Callable[[str], None] | None = None, contact: str = ""):
+        retry = Retry(total=3, backoff_factor=1.0, status_forcelist=(500, 502, 503, 504),
+                      allowed_methods=frozenset({"GET"}), respect_retry_after_header=False, raise_on_status=False)
+        self.gh = Github(auth=Auth.Token(token) if token else None, base_url=api_url.rstrip("/"),
+                         timeout=int(timeout), retry=retry, user_agent=user_agent(contact), per_page=5,
+                         seconds_between_requests=None, seconds_between_writes=None)
+        self.has_token = bool(token)
+        self.max_wait = max_wait
+        self.sleep, self.clock, self.on_wait = sleep, clock, on_wait
+        self.calls: Counter[str] = Counter()
+        self.waited: Counter[str] = Counter()
+        self._next_search = 0.0
+
+    # -- rate limits
+    def _call(self, resource: str, fn: Callable[[], Any]) -> Any:
+        for attempt in range(MAX_ATTEMPTS):
+            if resource == "search":
+                self._space_search()
+            self.calls[resource] += 1
+            try:
+                value = fn()
+            except GithubException as exc:
+                wait = self.rate_wait(exc)
+                if wait is None or attempt == MAX_ATTEMPTS - 1:
+                    raise
+                self._wait(wait, resource, "secondary" if exc.headers and "retry-after" in _lower(exc.headers)
+                           else "primary")
+                continue
+            self._after(resource)
+            return value
+        raise AssertionError("unreachable")
+
+    def rate_wait(self, exc: GithubException) -> float | None:
+        """Seconds to wait before retrying, or None when the error is not a rate limit."""
+        if exc.status not in (403, 429):
+            return None
+        headers = _lower(exc.headers or {})
+        if "retry-after" in headers:
+            return _retry_after(headers["retry-after"], self.clock())
+        message = str((exc.data or {}).get("message", "") if isinstance(exc.data, dict) else exc.data).lower()
+        if headers.get("x-ratelimit-remaining") == "0" and "x-ratelimit-reset" in headers:
+            return max(0.0, float(headers["x-ratelimit-reset"]) - self.clock()) + 1.0
+        if isinstance(exc, RateLimitExceededException) or "rate limit" in message or exc.status == 429:
+            return SECONDARY_DEFAULT_WAIT
+        return None
+
+    def _wait(self, seconds: float, resource: str, kind: str) -> None:
+        if seconds > self.max_wait:
+            raise RateLimitStop(seconds, resource)
+        until = datetime.fromtimestamp(self.clock() + seconds, timezone.utc).strftime("%H:%M:%S UTC")
+        message = f"GitHub {kind} rate limit ({resource}): sleeping {seconds:.0f} s until {until}"
+        log.info(message)
+        if self.on_wait:
+            self.on_wait(message)
+        self.waited[resource] += 1
+        self.sleep(seconds)
+
+    def _after(self, resource: str) -> None:
+        """Read the limit headers of the answer just received; sleep now if nothing is left."""
+        remaining, limit = self.gh.requester.rate_limiting
+        reset = self.gh.requester.rate_limiting_resettime
+        if resource == "search" and limit > 0:
+            self._next_search = self.clock() + 60.0 / limit
+        if remaining == 0 and reset:
+            self._wait(max(0.0, reset - self.clock()) + 1.0, resource, "primary")
+
+    def _space_search(self) -> None:
+        gap = self._next_search - self.clock()
+        if gap > 0:
+            self.sleep(gap)
+
+    # -- look-ups
+    def lookup(self, owner: str, name: str) -> Lookup:
+        wanted = f"{owner}/{name}"
+        try:
+            repo = self._call("core", lambda: self.gh.get_repo(wanted))
+        except UnknownObjectException:
+            return Lookup("deleted", "404 Not Found")
+        except GithubException as exc:
+            if exc.status in (404, 410, 451):
+                return Lookup("deleted", f"{exc.status} {_message(exc)}")
+            raise
+        raw = repo.raw_data
+        lic = raw.get("license") or {}
+        full = raw.get("full_name") or wanted
+        renamed = full.lower() != wanted.lower()
+        return Lookup(
+            status="renamed" if renamed else "exists",
+            detail=f"moved from {wanted} to {full}" if renamed else None,
+            full_name=full, default_branch=raw.get("default_branch"), stars=raw.get("stargazers_count"),
+            license=(lic.get("spdx_id") or lic.get("key")) if isinstance(lic, dict) else None,
+            archived=bool(raw.get("archived")), pushed_at=_parse_time(raw.get("pushed_at")), size_kb=raw.get("size"))
+
+    def search(self, full_name: str, term: str) -> Search:
+        results = self.gh.search_code(term, repo=full_name)
+
+        def first_page() -> tuple[list[str], int, bool]:
+            items = list(results.get_page(0))
+            return [i.path for i in items], results.totalCount, bool(results.incomplete_results)
+
+        paths, total, incomplete = self._call("search", first_page)
+        return Search(total=total or 0, incomplete=incomplete, paths=paths[:5])
+
+
+@dataclass
+class GithubResult:
+    counts: Counter[str] = field(default_factory=Counter)
+    calls: Counter[str] = field(default_factory=Counter)
+    run_id: int | None = None
+    stopped: str | None = None
+
+    def summary(self) -> str:
+        c = self.counts
+        n = c["exists"] + c["renamed"] + c["deleted"] + c["error"]
+        per = (sum(self.calls.values()) / n) if n else 0.0
+        text = (f"looked up {n} codebases: {c['exists']} exist, {c['renamed']} renamed, {c['deleted']} deleted, "
+                f"{c['error']} errors; rouge found in {c['rouge_yes']}, not in {c['rouge_no']}"
+                f" ({c['search_skipped_no_token']} not searched: no token); {sum(self.calls.values())} API calls "
+                f"({per:.1f} per codebase), {c['rate_limit_waits']} rate-limit waits")
+        return text + (f"; stopped: {self.stopped}" if self.stopped else "")
+
+
+def token_from_env(settings: Settings) -> str | None:
+    return os.environ.get(settings.code.github_token_env) or None
+
+
+def run_github(db: Database, settings: Settings, *, limit: int | None = None, refresh: bool = False,
+               retry_failed: bool = False, client: GitHubClient | None = None) -> GithubResult:
+    """Look up every GitHub codebase not looked up within `code.cache_days`, resumably."""
+    token = token_from_env(settings)
+    if client is None:
+        client = GitHubClient(settings.code.github_api_url, token, timeout=settings.http.timeout,
+                              max_wait=settings.code.max_wait, contact=settings.http.user_agent)
+    result = GithubResult()
+    args = {"limit": limit, "refresh": refresh, "retry_failed": retry_failed, "api": settings.code.github_api_url,
+            "token": "set" if token else "absent"}
+    stale = utcnow() - timedelta(days=settings.code.cache_days)
+    with record_run(db, "code github", args) as run:
+        result.run_id = run.id
+        with db.session() as s:
+            due = select(Codebase.id).where(Codebase.host == "github.com")
+            if not refresh:
+                due = due.where(or_(Codebase.looked_up_at.is_(None), Codebase.looked_up_at < stale,
+                                    Codebase.lookup_status == "error"))
+            ids = list(s.scalars(due))
+            enqueue(s, STAGE, ids, requeue_failed=retry_failed)
+            if ids:  # cached results that went stale (or --refresh) go back to the queue
+                for chunk in range(0, len(ids), 5000):
+                    s.execute(update(WorkItem).where(WorkItem.stage == STAGE, WorkItem.state == "done",
+                                                     WorkItem.item_id.in_(ids[chunk:chunk + 5000]))
+                              .values(state="pending", worker=None, lease_until=None))
+            total = s.query(WorkItem).filter(WorkItem.stage == STAGE,
+                                             WorkItem.state.in_(("pending", "claimed"))).count()
+        if limit is not None:
+            total = min(total, limit)
+        worker = worker_name()
+        done = 0
+        with progress(total, "code github") as bar:
+            client.on_wait = bar.describe
+            while limit is None or done < limit:
+                with db.session() as s:
+                    claims = claim(s, STAGE, worker, 1 if limit is None else min(1, limit - done))
+                if not claims:
+                    break
+                c = claims[0]
+                try:
+                    outcome, error = _one(db, client, c.item_id, settings, refresh), None
+                except RateLimitStop as stop:
+                    with db.session() as s:
+                        release(s, claims, worker)
+                    result.stopped = f"{stop}; rerun `review code github` after it resets"
+                    log.warning("stopping: %s", result.stopped)
+                    break
+                except KeyboardInterrupt:
+                    with db.session() as s:
+                        release(s, claims, worker)
+                    raise
+                except Exception as exc:  # one codebase must not stop the run
+                    outcome, error = "error", f"{type(exc).__name__}: {exc}"
+                    log.error("codebase %s: GitHub look-up failed: %s", c.item_id, error)
+                    with db.session() as s:
+                        cb = s.get(Codebase, c.item_id)
+                        if cb is not None:
+                            cb.lookup_status, cb.lookup_detail, cb.looked_up_at = "error", error[:2000], utcnow()
+                with db.session() as s:
+                    finish(s, c, worker, error=error)
+                for key in outcome.split("+"):
+                    result.counts[key] += 1
+                    run.count(key)
+                bar.describe("code github")
+                bar.advance()
+                done += 1
+                if done % 20 == 0:
+                    run.checkpoint()
+        result.calls = Counter(client.calls)
+        result.counts["rate_limit_waits"] = sum(client.waited.values())
+        run.counts.update({f"calls_{k}": v for k, v in client.calls.items()})
+        run.count("rate_limit_waits", result.counts["rate_limit_waits"])
+        if result.stopped:
+            run.count("stopped_for_rate_limit")
+        run.summary = result.summary()
+    return result
+
+
+def _one(db: Database, client: GitHubClient, codebase_id: int, settings: Settings, refresh: bool) -> str:
+    with db.session() as s:
+        cb = s.get(Codebase, codebase_id)
+        if cb is None or not cb.owner or not cb.name:
+            return "skipped"
+        owner, name = cb.owner, cb.name
+        searched_at = cb.searched_at
+    look = client.lookup(owner, name)
+    outcomes = [look.status]
+    search: Search | None = None
+    fresh_search = searched_at is not None and not refresh and \
+        _aware(searched_at) > utcnow() - timedelta(days=settings.code.cache_days)
+    if look.status in ("exists", "renamed") and not fresh_search:
+        if client.has_token:
+            search = client.search(look.full_name or f"{owner}/{name}", settings.code.search_query)
+            outcomes.append("rouge_yes" if search.total > 0 else "rouge_no")
+        else:
+            outcomes.append("search_skipped_no_token")
+    with db.session() as s:
+        cb = s.get(Codebase, codebase_id)
+        assert cb is not None
+        now = utcnow()
+        cb.lookup_status, cb.lookup_detail, cb.looked_up_at = look.status, look.detail, now
+        if look.status in ("exists", "renamed"):
+            cb.full_name, cb.default_branch, cb.stars = look.full_name, look.default_branch, look.stars
+            cb.license, cb.archived, cb.pushed_at = look.license, look.archived, look.pushed_at
+        if search is not None:
+            cb.code_rouge_prelim, cb.searched_at = search.total > 0, now
+            detail = f"search: {search.total} files mention {settings.code.search_query!r}"
+            if search.incomplete:
+                detail += " (GitHub says incomplete)"
+            if search.paths:
+                detail += ": " + ", ".join(search.paths)
+            cb.lookup_detail = "; ".join(x for x in (look.detail, detail) if x)
+        elif look.status == "deleted":
+            cb.code_rouge_prelim = None
+    return "+".join(outcomes)
+
+
+def check_service(client: GitHubClient) -> None:
+    """Fail early with exit code 7 when the API is unreachable."""
+    try:
+        client.gh.get_rate_limit()
+    except GithubException as exc:
+        raise ServiceError(f"GitHub API refused: {exc.status} {_message(exc)}") from None
+
+
+def _lower(headers: dict[str, Any]) -> dict[str, str]:
+    return {str(k).lower(): str(v) for k, v in headers.items()}
+
+
+def _retry_after(value: str, now: float) -> float:
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        try:
+            return max(0.0, parsedate_to_datetime(value).timestamp() - now)
+        except (TypeError, ValueError):
+            return SECONDARY_DEFAULT_WAIT
+
+
+def _message(exc: GithubException) -> str:
+    return str(exc.data.get("message", "")) if isinstance(exc.data, dict) else str(exc.data or "")
+
+
+def _parse_time(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _aware(dt: datetime) -> datetime:
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)

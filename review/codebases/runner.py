@@ -1,0 +1,176 @@
+"""`review code scan`: fetch codebases and record what `scan.scan_tree` finds in them.
+
+Two ways in: `scan_target` scans one local directory, archive or repository URL and
+touches no database (for a quick look or an author's own check); `run_scan` drains the
+`scan` queue of linked codebases, writes packages, anti-features and evidence rows, and
+records a run. Evidence rows are automated findings: a rescan replaces them; human
+decisions live elsewhere and are never touched.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from sqlalchemy import delete, or_, select, update
+
+from review.codebases.catalog import Catalog, load_catalog
+from review.codebases.fetch import Checkout, FetchFailed, cache_path, git_clone, is_archive, unpack_archive
+from review.codebases.scan import ScanReport, scan_tree
+from review.codebases.urls import parse_repo_url
+from review.db.base import utcnow
+from review.db.models import Codebase, CodeFinding, WorkItem
+from review.db.session import Database
+from review.errors import InputFileError
+from review.log import get_logger
+from review.claims import enqueue
+from review.runs import RunRecorder, record_run
+from review.settings import Settings
+from review.stage import drain
+
+log = get_logger("codebases.scan")
+
+STAGE = "scan"
+
+
+def _limits(settings: Settings) -> dict[str, int]:
+    return {"max_files": settings.code.max_files, "max_file_bytes": settings.code.max_file_kb * 1024}
+
+
+def clone_url(settings: Settings, url: str, full_name: str | None = None) -> str:
+    """Where to clone a codebase from: GitHub repositories through `code.git_base_url`."""
+    ref = parse_repo_url(url)
+    if ref is not None and ref.host == "github.com":
+        return f"{settings.code.git_base_url.rstrip('/')}/{full_name or ref.full_name}.git"
+    return url if url.endswith(".git") else url + ".git"
+
+
+def fetch_target(settings: Settings, target: str, *, refresh: bool = False) -> tuple[Checkout, str]:
+    """A local directory as is, a local archive unpacked, or a URL cloned into the cache."""
+    max_bytes = settings.code.max_repo_mb * 1_000_000
+    path = Path(target).expanduser()
+    if path.is_dir():
+        return Checkout(path.resolve(), None, cached=True), str(path.resolve())
+    if path.is_file():
+        if not is_archive(path):
+            raise InputFileError("not a directory, an archive (.zip, .tar.gz) or a repository URL", item=target)
+        dest = settings.resolve(settings.data_dir) / "archives" / path.name.split(".")[0]
+        return unpack_archive(path, dest, max_bytes=max_bytes, max_files=settings.code.max_files), str(path)
+    if "://" not in target and not target.startswith("git@") and parse_repo_url(target) is None:
+        raise InputFileError("no such directory or archive, and not a repository URL", item=target)
+    url = clone_url(settings, target) if parse_repo_url(target) else target
+    dest = cache_path(settings.resolve(settings.data_dir), url)
+    return git_clone(url, dest, timeout=settings.code.clone_timeout, max_bytes=max_bytes, refresh=refresh), target
+
+
+def scan_target(settings: Settings, target: str, *, catalog: Catalog | None = None, refresh: bool = False) -> ScanReport:
+    """Scan one directory, archive or repository URL; no database involved."""
+    catalog = catalog or load_catalog(settings.code.catalog or None)
+    try:
+        checkout, label = fetch_target(settings, target, refresh=refresh)
+    except FetchFailed as exc:
+        raise InputFileError(f"cannot fetch ({exc.reason}): {exc.detail}", item=target) from None
+    report = scan_tree(checkout.path, catalog, target=label, **_limits(settings))
+    report.commit = checkout.commit
+    return report
+
+
+@dataclass
+class ScanResult:
+    counts: Counter[str] = field(default_factory=Counter)
+    packages: Counter[str] = field(default_factory=Counter)
+    run_id: int | None = None
+
+    def summary(self) -> str:
+        c = self.counts
+        top = ", ".join(f"{k} {v}" for k, v in self.packages.most_common(5)) or "none"
+        failed = sum(v for k, v in c.items() if k not in ("ok", "skipped_deleted"))
+        return (f"scanned {c['ok']} codebases ({failed} failed, {c['skipped_deleted']} deleted on GitHub skipped); "
+                f"packages: {top}")
+
+
+def run_scan(db: Database, settings: Settings, *, limit: int | None = None, rescan: bool = False,
+             retry_failed: bool = False, only_prelim: bool = False, refresh_clones: bool = False,
+             codebase_ids: Iterable[int] | None = None, catalog: Catalog | None = None) -> ScanResult:
+    """Scan every linked codebase not scanned yet (or all with `rescan`), resumably."""
+    catalog = catalog or load_catalog(settings.code.catalog or None)
+    result = ScanResult()
+    args = {"limit": limit, "rescan": rescan, "retry_failed": retry_failed, "only_prelim": only_prelim}
+    with record_run(db, "code scan", args) as run:
+        result.run_id = run.id
+        run.signature.update({"scanner": "review-code-scan", **catalog.signature()})
+        run.rules_sha256 = catalog.sha256
+        with db.session() as s:
+            q = select(Codebase.id)
+            if codebase_ids is not None:
+                q = q.where(Codebase.id.in_(list(codebase_ids)))
+            elif not rescan:
+                q = q.where(or_(Codebase.scanned_at.is_(None),
+                                Codebase.scan_outcome == "failed" if retry_failed else Codebase.id < 0))
+            if only_prelim:
+                q = q.where(Codebase.code_rouge_prelim.is_(True))
+            ids = list(s.scalars(q))
+            enqueue(s, STAGE, ids, requeue_failed=retry_failed)
+            if ids and (rescan or retry_failed or codebase_ids is not None):
+                for i in range(0, len(ids), 5000):
+                    s.execute(update(WorkItem).where(WorkItem.stage == STAGE, WorkItem.item_id.in_(ids[i:i + 5000]),
+                                                     WorkItem.state.in_(("done", "failed")))
+                              .values(state="pending", worker=None, lease_until=None))
+
+        def handle(session, codebase_id: int) -> str:  # type: ignore[no-untyped-def]
+            return _scan_one(session, settings, catalog, codebase_id, run, result, refresh_clones)
+
+        outcomes = drain(db, STAGE, handle, run=run, batch=5, limit=limit, describe="code scan")
+        result.counts.update(outcomes)
+        run.counts.update({f"package:{k}": v for k, v in result.packages.items()})
+        run.summary = result.summary()
+    return result
+
+
+def _scan_one(session, settings: Settings, catalog: Catalog, codebase_id: int, run: RunRecorder,  # type: ignore[no-untyped-def]
+              result: ScanResult, refresh: bool) -> str:
+    cb = session.get(Codebase, codebase_id)
+    if cb is None:
+        return "missing"
+    if cb.lookup_status == "deleted":
+        cb.scan_outcome, cb.scan_reason, cb.scanned_at = "failed", "deleted", utcnow()
+        cb.scan_detail = "GitHub says the repository no longer exists"
+        return "skipped_deleted"
+    url = clone_url(settings, cb.url, cb.full_name)
+    dest = cache_path(settings.resolve(settings.data_dir), url)
+    try:
+        checkout = git_clone(url, dest, timeout=settings.code.clone_timeout,
+                             max_bytes=settings.code.max_repo_mb * 1_000_000, refresh=refresh)
+    except FetchFailed as exc:
+        log.error("codebase %s (%s): %s", cb.id, cb.url, exc)
+        cb.scan_outcome, cb.scan_reason, cb.scan_detail = "failed", exc.reason, exc.detail[:2000]
+        cb.scanned_at = utcnow()
+        return exc.reason
+    report = scan_tree(checkout.path, catalog, target=cb.url, **_limits(settings))
+    session.execute(delete(CodeFinding).where(CodeFinding.codebase_id == cb.id))
+    for e in report.evidence:
+        session.add(CodeFinding(codebase_id=cb.id, kind="package", label=e.package, file=e.file,
+                                line=e.line, text=_finding_text(e), source=e.source,
+                                rules_sha256=catalog.sha256, run_id=run.id))
+    for a in report.anti_features:
+        session.add(CodeFinding(codebase_id=cb.id, kind="anti_feature", label=a.feature, file=a.file or "",
+                                line=a.line, text=(a.text or a.detail)[:2000], source=None,
+                                rules_sha256=catalog.sha256, run_id=run.id))
+    cb.packages = report.packages
+    cb.anti_features = report.anti_feature_names
+    cb.scan_rouge_prelim = report.rouge_prelim
+    cb.scan_commit = checkout.commit
+    cb.scan_outcome, cb.scan_reason = "ok", ("truncated" if report.truncated else None)
+    skipped = ", ".join(f"{k} {v}" for k, v in sorted(report.skipped.items()))
+    cb.scan_detail = f"{report.files_read} files read of {report.files_seen}" + (f"; skipped: {skipped}" if skipped else "")
+    cb.scanned_at = utcnow()
+    result.packages.update(report.packages)
+    return "ok"
+
+
+def _finding_text(e) -> str:  # type: ignore[no-untyped-def]
+    flags = [f for f, on in (("commented", e.commented), ("superseded", e.superseded)) if on]
+    cell = f"[cell {e.cell}] " if e.cell else ""
+    return (cell + e.text + (f"  ({', '.join(flags)})" if flags else ""))[:2000]
