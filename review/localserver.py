@@ -71,6 +71,9 @@ class LocalServer:
 
         class _Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes; without TCP_NODELAY every keep-alive
+            # response waits ~40 ms for the client's delayed ACK (Nagle), as real servers don't.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args) -> None:  # type: ignore[no-untyped-def]
                 pass
