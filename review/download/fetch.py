@@ -149,6 +149,7 @@ def _stream(resp: requests.Response, temp: Path, store: PdfStore, base: FetchRes
                 digest.update(chunk)
                 crc = zlib.crc32(chunk, crc)
                 fh.write(chunk)
+            resp.close()  # the body is in: free the host slot before the slow disk flush
             fh.flush()
             os.fsync(fh.fileno())
     except requests.exceptions.ChunkedEncodingError:
