@@ -326,8 +326,6 @@ def compute_paper(inp: PaperInput, catalog: Catalog, settings: ComputeSettings) 
         code_rouge = None
     if "C2" not in sources and any(v is not None for v in c2_values):
         sources["C2"] = "human" if any(c.human.get("C2") is not None for c in codes) else "automated"
-    if has_code is False:
-        code_rouge = False if code_rouge is None else code_rouge
     prelims = [c.code_rouge_prelim if c.code_rouge_prelim is not None else (bool(c.packages) if c.scanned else None)
                for c in codes]
     code_rouge_prelim = True if any(p is True for p in prelims) else (

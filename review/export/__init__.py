@@ -1,0 +1,171 @@
+"""`review export`: the dataset, statistics, figures, PRISMA counts, report and manifest.
+
+Everything is derived from the database as it stands (run `review compute` first), and
+written so that exporting the same data twice gives byte-identical files: rows sorted,
+fixed number formats, seeded bootstrap, figures without dates, and a manifest time taken
+from the data's own runs (or given with `--time`), never from the clock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from review import __version__
+from review.compute import load_catalog
+from review.db import migrate
+from review.db.models import Reproducibility
+from review.db.session import Database
+from review.errors import ConfigError, InputFileError
+from review.export import dataset as ds
+from review.export import figures, manifest, prisma, report, stats
+from review.log import get_logger
+from review.runs import record_run
+from review.settings import Settings
+from review.signature import Signature
+
+log = get_logger("export")
+
+__all__ = ["ExportResult", "run_export"]
+
+
+@dataclass
+class ExportResult:
+    out_dir: Path
+    files: list[Path] = field(default_factory=list)
+    report: Path | None = None
+    figures: list[Path] = field(default_factory=list)
+    dataset: Path | None = None
+    papers: int = 0
+    rouge_papers: int = 0
+    reproducible: int = 0
+    run_id: int | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"out_dir": str(self.out_dir), "files": [str(f) for f in self.files],
+                "report": str(self.report) if self.report else None, "figures": [str(f) for f in self.figures],
+                "dataset": str(self.dataset) if self.dataset else None, "papers": self.papers,
+                "rouge_papers": self.rouge_papers, "reproducible": self.reproducible, "run_id": self.run_id,
+                "warnings": self.warnings}
+
+    def summary(self) -> str:
+        return (f"exported {self.papers} papers ({self.rouge_papers} compute ROUGE, {self.reproducible} reproducible) "
+                f"to {self.out_dir}: {len(self.files)} files")
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8", newline="\n")
+    return path
+
+
+def _json(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
+
+
+def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None = None, fmt: str | None = None,
+               time: str | None = None) -> ExportResult:
+    """Write every export file into `out_dir` (default: the exports_dir setting)."""
+    fmt = (fmt or settings.export.format).lower()
+    if fmt not in ds.FORMATS:
+        raise ConfigError(f"unknown dataset format {fmt!r}", item="export.format", hint="csv, jsonl or parquet")
+    out = Path(out_dir) if out_dir is not None else settings.resolve(settings.exports_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputFileError(f"cannot create the output folder: {exc.strerror}", item=str(out)) from None
+    catalog = load_catalog(settings.compute.packages, settings)
+    result = ExportResult(out_dir=out)
+    with record_run(db, "export", {"format": fmt, "out": str(out), "time": time}) as run:
+        with db.session() as s:
+            records = ds.read_records(s)
+            prisma_counts = prisma.prisma_counts(s, records)
+            counts = manifest.table_counts(s)
+            runs = manifest.data_runs(s)
+            rule_sets = manifest.rule_sets(s)
+        schema = migrate.current_revision(db)
+        if records and counts[Reproducibility.__tablename__] == 0:
+            result.warnings.append("no reproducibility labels yet: run `review compute` before exporting")
+        elif any(not r.computed for r in records):
+            result.warnings.append("some papers have no reproducibility labels: rerun `review compute`")
+        for w in result.warnings:
+            log.warning(w)
+
+        stamp, stamp_source = manifest.manifest_time(time or settings.export.time or None, runs)
+        fig1 = stats.figure1(records, settings.compute, settings.export)
+        per_year = stats.figure3(records)
+        packages = stats.package_table(records, catalog, settings.compute)
+        totals = stats.package_totals(packages)
+        codebases = sum(len(r.values["code_urls"]) for r in records if r.values["paper_rouge"] is True)
+        compare = stats.comparison(fig1, prisma_counts, packages, codebases)
+        flow = prisma.prisma_rows(prisma_counts)
+
+        files: list[Path] = [ds.write_dataset(records, out, fmt)]
+        files.append(_write(out / "statistics.csv", ds.csv_text(
+            ["name", "description", "count", "denominator", "share", "ci_low", "ci_high"],
+            [list(s.as_dict().values()) for s in fig1])))
+        files.append(_write(out / "statistics.json", _json([s.as_dict() for s in fig1])))
+        files.append(_write(out / "figure3.csv", ds.csv_text(
+            ["year", *stats.CATEGORIES, "total"], [[r["year"], *[r[c] for c in stats.CATEGORIES], r["total"]]
+                                                   for r in per_year])))
+        files.append(_write(out / "packages.csv", ds.csv_text(list(packages[0]) if packages else
+                                                              ["package"], [list(p.values()) for p in packages])))
+        files.append(_write(out / "prisma.csv", ds.csv_text(["stage", "box", "count"], flow)))
+        files.append(_write(out / "comparison.csv", ds.csv_text(
+            ["statistic", "paper_wording", "unit", "published", "this_run"], [list(c.values()) for c in compare])))
+        figs = {"figure1": figures.figure1_chart(fig1, out / "figure1"),
+                "figure3": figures.figure3_chart(per_year, out / "figure3"),
+                "prisma": figures.prisma_chart(prisma_counts, out / "prisma")}
+        for paths in figs.values():
+            files += paths
+            result.figures += paths
+
+        signature = Signature({
+            "rules": rule_sets[-1]["name"] if rule_sets else None,
+            "rules_sha256": rule_sets[-1]["sha256"][:12] if rule_sets else None,
+            "packages_sha256": catalog.sha256[:12], "schema": schema,
+            "bootstrap": settings.export.bootstrap_samples, "seed": settings.export.seed,
+        })
+        info: dict[str, Any] = {
+            "tool": "review", "version": __version__, "time": stamp, "time_source": stamp_source,
+            "signature": signature.format(),
+            "database": {"dialect": db.dialect, "schema": schema, "counts": counts},
+            "rule_sets": rule_sets,
+            "packages_catalog": {"path": Path(catalog.path).name, "sha256": catalog.sha256},
+            "runs": runs,
+            "settings": {"compute": settings.compute.model_dump(),
+                         "export": {k: v for k, v in settings.export.model_dump().items() if k != "time"},
+                         "format": fmt},
+            "warnings": result.warnings,
+        }
+        report_path = out / "report.html"
+        _write(report_path, report.build_report(
+            stats=fig1, comparison=compare, per_year=per_year, packages=packages, package_totals=totals,
+            prisma=flow, manifest=info, figures={k: [p for p in v if p.suffix == ".svg"][0] for k, v in figs.items()},
+            files=[f.name for f in files] + ["manifest.json"]))
+        files.append(report_path)
+        info["files"] = {f.name: _sha256(f) for f in files}
+        files.append(_write(out / "manifest.json", _json(info)))
+
+        result.files, result.report = files, report_path
+        result.dataset = files[0]
+        result.papers = len(records)
+        result.rouge_papers = next(s.count for s in fig1 if s.name == "rouge_papers")
+        result.reproducible = next(s.count for s in fig1 if s.name == "reproducible")
+        run.signature.update(signature.as_dict())
+        run.count("papers", result.papers)
+        run.count("files", len(files))
+        run.summary = result.summary()
+        result.run_id = run.id
+    return result

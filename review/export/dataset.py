@@ -1,0 +1,173 @@
+"""The dataset: the released Rogue Scores columns (§6) in their order, then ours.
+
+Rows are read with one joined query and sorted by `paper_ident`, and every value has one
+fixed text form, so the same database always gives the same bytes. Lists stay lists in
+JSONL and Parquet and are JSON text in CSV; booleans are `true`/`false`, unknown is empty
+(CSV) or null. `software_error` is a nullable boolean: null means unknown (no package, or
+only packages whose correctness was never tested).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from sqlalchemy import and_, select
+from sqlalchemy.orm import Session
+
+from review.db.models import Document, Paper, PaperText, Reproducibility, RuleSet
+
+RELEASED_COLUMNS = [
+    "paper_ident", "paper_url", "paper_author", "paper_title", "paper_venue", "paper_year", "paper_month",
+    "paper_booktitle", "paper_address", "paper_publisher", "paper_pages", "paper_rouge", "paper_rouge_prelim",
+    "paper_params", "paper_protocol", "paper_packages", "paper_variants", "code_url", "code_rouge",
+    "code_rouge_prelim", "code_packages", "packages", "software_error", "reproducible", "error_download",
+    "error_extract",
+]
+EXTRA_COLUMNS = [
+    "paper_source", "paper_doi", "paper_pdf_url", "paper_param_strings", "has_code", "code_urls", "r1", "r2", "r3",
+    "figure3_category", "label_source", "label_sources", "rule_set_sha256",
+]
+COLUMNS = RELEASED_COLUMNS + EXTRA_COLUMNS
+
+LIST_COLUMNS = {"paper_author", "paper_protocol", "paper_packages", "paper_variants", "code_packages", "packages",
+                "paper_param_strings", "code_urls"}
+BOOL_COLUMNS = {"paper_rouge", "paper_rouge_prelim", "paper_params", "code_rouge", "code_rouge_prelim",
+                "software_error", "reproducible", "has_code", "r1", "r2", "r3"}
+INT_COLUMNS = {"paper_year"}
+JSON_COLUMNS = {"label_sources"}
+
+FORMATS = ("csv", "jsonl", "parquet")
+
+
+@dataclass
+class Record:
+    """One dataset row plus what the statistics need but the file does not show."""
+
+    values: dict[str, Any]
+    document_ok: bool
+    text_ok: bool
+    labeled: bool
+    computed: bool
+
+
+def _tri(value: str | None) -> bool | None:
+    return {"true": True, "false": False}.get(value or "")
+
+
+def read_records(session: Session) -> list[Record]:
+    """Every paper that was not removed or retracted, joined with its derived labels."""
+    R = Reproducibility
+    q = (
+        select(Paper.ident, Paper.url, Paper.authors, Paper.title, Paper.venue, Paper.year, Paper.month,
+               Paper.booktitle, Paper.address, Paper.publisher, Paper.pages, Paper.source, Paper.doi, Paper.pdf_url,
+               R.paper_rouge, R.paper_rouge_prelim, R.paper_params, R.protocol, R.paper_packages, R.variants,
+               R.code_url, R.code_rouge, R.code_rouge_prelim, R.code_packages, R.packages, R.software_error,
+               R.reproducible, R.params, R.has_code, R.code_urls, R.r1, R.r2, R.r3, R.category, R.label_source,
+               R.sources, RuleSet.sha256, R.id,
+               Document.outcome, Document.reason, PaperText.outcome, PaperText.reason)
+        .select_from(Paper)
+        .outerjoin(R, R.paper_id == Paper.id)
+        .outerjoin(RuleSet, RuleSet.id == R.rule_set_id)
+        .outerjoin(Document, Document.paper_id == Paper.id)
+        .outerjoin(PaperText, PaperText.paper_id == Paper.id)
+        .where(and_(Paper.removed.is_(False), Paper.retracted.is_(False)))
+        .order_by(Paper.ident)
+    )
+    out: list[Record] = []
+    for row in session.execute(q):
+        (ident, url, authors, title, venue, year, month, booktitle, address, publisher, pages, source, doi, pdf_url,
+         rouge, prelim, params, protocol, ppk, variants, code_url, code_rouge, code_prelim, code_pk, packages,
+         sw_error, reproducible, param_strings, has_code, code_urls, r1, r2, r3, category, label_source, sources,
+         rules_sha, rid, doc_outcome, doc_reason, text_outcome, text_reason) = row
+        values = {
+            "paper_ident": ident, "paper_url": url, "paper_author": list(authors or []), "paper_title": title,
+            "paper_venue": venue, "paper_year": year, "paper_month": month, "paper_booktitle": booktitle,
+            "paper_address": address, "paper_publisher": publisher, "paper_pages": pages,
+            "paper_rouge": rouge, "paper_rouge_prelim": prelim, "paper_params": params,
+            "paper_protocol": list(protocol or []), "paper_packages": list(ppk or []),
+            "paper_variants": list(variants or []), "code_url": code_url, "code_rouge": code_rouge,
+            "code_rouge_prelim": code_prelim, "code_packages": list(code_pk or []), "packages": list(packages or []),
+            "software_error": _tri(sw_error), "reproducible": reproducible,
+            "error_download": (doc_reason or "failed") if doc_outcome == "failed" else None,
+            "error_extract": (text_reason or "failed") if text_outcome == "failed" else None,
+            "paper_source": source, "paper_doi": doi, "paper_pdf_url": pdf_url,
+            "paper_param_strings": list(param_strings or []), "has_code": has_code, "code_urls": list(code_urls or []),
+            "r1": r1, "r2": r2, "r3": r3, "figure3_category": category, "label_source": label_source,
+            "label_sources": dict(sources) if sources else None, "rule_set_sha256": rules_sha,
+        }
+        out.append(Record(values, document_ok=doc_outcome == "ok", text_ok=text_outcome == "ok",
+                          labeled=prelim is not None, computed=rid is not None))
+    return out
+
+
+def _csv_value(column: str, value: Any) -> str:
+    if value is None:
+        return ""
+    if column in BOOL_COLUMNS:
+        return "true" if value else "false"
+    if column in LIST_COLUMNS or column in JSON_COLUMNS:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return str(value)
+
+
+def write_csv(records: Iterable[Record], path: Path) -> None:
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(COLUMNS)
+        for rec in records:
+            writer.writerow([_csv_value(c, rec.values[c]) for c in COLUMNS])
+
+
+def write_jsonl(records: Iterable[Record], path: Path) -> None:
+    with path.open("w", encoding="utf-8", newline="\n") as fh:
+        for rec in records:
+            fh.write(json.dumps({c: rec.values[c] for c in COLUMNS}, ensure_ascii=False, sort_keys=False,
+                                separators=(",", ":")) + "\n")
+
+
+def write_parquet(records: list[Record], path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    fields = []
+    for c in COLUMNS:
+        if c in LIST_COLUMNS:
+            typ = pa.list_(pa.string())
+        elif c in BOOL_COLUMNS:
+            typ = pa.bool_()
+        elif c in INT_COLUMNS:
+            typ = pa.int64()
+        else:
+            typ = pa.string()
+        fields.append(pa.field(c, typ))
+    schema = pa.schema(fields)
+    columns = {}
+    for c in COLUMNS:
+        if c in JSON_COLUMNS:
+            columns[c] = [None if r.values[c] is None else json.dumps(r.values[c], sort_keys=True) for r in records]
+        else:
+            columns[c] = [r.values[c] for r in records]
+    table = pa.table(columns, schema=schema)
+    pq.write_table(table, path, compression="zstd")
+
+
+def write_dataset(records: list[Record], out_dir: Path, fmt: str) -> Path:
+    """Write `dataset.<fmt>` and return its path."""
+    path = out_dir / f"dataset.{fmt}"
+    {"csv": write_csv, "jsonl": write_jsonl, "parquet": write_parquet}[fmt](records, path)
+    return path
+
+
+def csv_text(header: list[str], rows: Iterable[Iterable[Any]]) -> str:
+    """A small CSV table as text (statistics, package table, PRISMA counts)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow(["" if v is None else ("true" if v is True else "false" if v is False else v) for v in row])
+    return buf.getvalue()

@@ -1,0 +1,119 @@
+"""Figures 1 and 3 and the PRISMA flow diagram, as PNG and SVG, byte-identical on rerun.
+
+matplotlib stamps a date into SVG/PDF and a version into PNG and draws random ids in SVG;
+we drop the metadata it lets us drop, fix the rest (`svg.hashsalt`), and use the
+Agg canvas through `matplotlib.figure.Figure` (no pyplot, no global state, no display).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+from matplotlib.figure import Figure
+
+from review.compute import CATEGORIES
+from review.export.stats import PUBLISHED, Stat
+
+RC = {"svg.hashsalt": "review-export", "svg.fonttype": "path", "font.family": "DejaVu Sans", "font.size": 9,
+      "path.simplify": True}
+COLORS = {CATEGORIES[0]: "#2b8a3e", CATEGORIES[1]: "#c92a2a", CATEGORIES[2]: "#adb5bd", CATEGORIES[3]: "#1971c2"}
+
+
+SHORT = {
+    "reproducible": "reproducible (R1/R2/R3)", "release_code": "release code", "code_with_rouge":
+    "code with ROUGE evaluation", "bootstrapping": "significance testing", "list_parameters": "list parameters",
+    "cite_package": "cite a package", "software_error_share": "citations with scoring errors",
+}
+
+
+def save(fig: Figure, stem: Path) -> list[Path]:
+    """Write `<stem>.png` and `<stem>.svg` with fixed metadata."""
+    png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
+    with matplotlib.rc_context(RC):
+        fig.savefig(png, format="png", dpi=150, metadata={"Software": None})
+        fig.savefig(svg, format="svg", metadata={"Date": None, "Creator": None})
+    return [png, svg]
+
+
+def figure1_chart(stats: list[Stat], stem: Path) -> list[Path]:
+    published = {name: value for name, _, value, unit in PUBLISHED if unit == "share"}
+    shown = [s for s in stats if s.denominator and s.name in published]
+    with matplotlib.rc_context(RC):
+        fig = Figure(figsize=(8, 0.45 * max(len(shown), 1) + 1.6))
+        ax = fig.subplots()
+        labels = [SHORT.get(s.name, s.name) for s in shown]
+        ys = list(range(len(shown)))[::-1]
+        values = [100 * (s.share or 0) for s in shown]
+        lows = [100 * ((s.share or 0) - (s.ci_low or 0)) for s in shown]
+        highs = [100 * ((s.ci_high or 0) - (s.share or 0)) for s in shown]
+        ax.barh(ys, values, color="#1971c2", xerr=[lows, highs], capsize=3, label="this run (95% CI)")
+        ax.scatter([100 * published[s.name] for s in shown], ys, color="#e8590c", marker="D", zorder=3,
+                   label="Rogue Scores (published)")
+        for y, s, v in zip(ys, shown, values):
+            ax.text(v + 1, y + 0.25, f"{v:.1f}% ({s.count}/{s.denominator})", fontsize=7, va="center")
+        ax.set_yticks(ys, labels, fontsize=7)
+        ax.set_xlim(0, 118)
+        ax.set_xlabel("% of the papers in each statistic's denominator")
+        ax.set_title("Figure 1: ROUGE papers, this run vs published")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, fontsize=7, frameon=False)
+        fig.tight_layout()
+    return save(fig, stem)
+
+
+def figure3_chart(per_year: list[dict[str, Any]], stem: Path) -> list[Path]:
+    with matplotlib.rc_context(RC):
+        fig = Figure(figsize=(7, 3.6))
+        ax = fig.subplots()
+        years = [str(r["year"]) for r in per_year]
+        bottom = [0] * len(per_year)
+        for cat in CATEGORIES:
+            values = [r[cat] for r in per_year]
+            ax.bar(years, values, bottom=bottom, color=COLORS[cat], label=cat)
+            bottom = [b + v for b, v in zip(bottom, values)]
+        ax.set_ylabel("ROUGE papers")
+        ax.set_xlabel("publication year")
+        ax.set_title("Figure 3: ROUGE papers per year")
+        ax.legend(fontsize=7, loc="upper left")
+        for label in ax.get_xticklabels():
+            label.set_rotation(45)
+        fig.tight_layout()
+    return save(fig, stem)
+
+
+def prisma_chart(counts: dict[str, Any], stem: Path) -> list[Path]:
+    """Boxes down the middle (what stays), boxes on the right (what leaves)."""
+    sources = ", ".join(f"{k[len('records_'):]}: {v}" for k, v in counts.items() if k.startswith("records_"))
+    main = [
+        f"Records identified\n(n = {counts['records']}; {sources or 'none'})",
+        f"Papers after duplicates removed\n(n = {counts['papers']})",
+        f"Full-text papers\n(n = {counts['full_text']})",
+        f"Screened: mention ROUGE\n(n = {counts['screened']})",
+        f"Included: compute ROUGE\n(n = {counts['included']})",
+    ]
+    side = [
+        f"Duplicates removed: {counts['duplicates_removed']}\nRemoved/retracted: {counts['removed_or_retracted']}",
+        f"No PDF: {counts['no_pdf']}\nNo text: {counts['no_text']}",
+        f"Excluded by preliminary search: {counts['excluded_prelim']}\nAwaiting labels: {counts['not_labeled']}",
+        f"Excluded by screening (P0): {counts['excluded_screening']}",
+    ]
+    with matplotlib.rc_context(RC):
+        fig = Figure(figsize=(7.5, 6))
+        ax = fig.subplots()
+        ax.set_xlim(0, 10)
+        ax.set_ylim(0, 10)
+        ax.axis("off")
+        box = {"boxstyle": "round,pad=0.4", "facecolor": "#e7f5ff", "edgecolor": "#1971c2"}
+        out = {"boxstyle": "round,pad=0.4", "facecolor": "#fff5f5", "edgecolor": "#c92a2a"}
+        ys = [9.0, 7.0, 5.0, 3.0, 1.0]
+        for y, text in zip(ys, main):
+            ax.text(3.0, y, text, ha="center", va="center", fontsize=8, bbox=box)
+        for y0, y1 in zip(ys, ys[1:]):
+            ax.annotate("", xy=(3.0, y1 + 0.55), xytext=(3.0, y0 - 0.55), arrowprops={"arrowstyle": "->"})
+        for y, text in zip([8.0, 6.0, 4.0, 2.0], side):
+            ax.text(7.6, y, text, ha="center", va="center", fontsize=7.5, bbox=out)
+            ax.annotate("", xy=(5.3, y), xytext=(3.0, y), arrowprops={"arrowstyle": "->"})
+        ax.set_title("PRISMA 2020 flow")
+        fig.tight_layout()
+    return save(fig, stem)

@@ -1,0 +1,102 @@
+"""The HTML report: one self-contained file (figures inlined as SVG, no scripts, no fetches)."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from review.compute import CATEGORIES
+from review.export.stats import Stat
+
+CSS = """
+body{font-family:system-ui,-apple-system,'DejaVu Sans',sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#212529}
+table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:0.9em}
+th,td{border:1px solid #dee2e6;padding:0.25em 0.6em;text-align:left;vertical-align:top}
+th{background:#f1f3f5} td.n{text-align:right;font-variant-numeric:tabular-nums}
+figure{margin:1em 0} figure svg{max-width:100%;height:auto} code{background:#f1f3f5;padding:0 0.2em}
+.small{font-size:0.85em;color:#495057}
+"""
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "<td></td>"
+    if isinstance(value, bool):
+        return f"<td>{'yes' if value else 'no'}</td>"
+    if isinstance(value, (int, float)):
+        return f'<td class="n">{html.escape(_num(value))}</td>'
+    return f"<td>{html.escape(str(value))}</td>"
+
+
+def _num(value: float | int) -> str:
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:.4f}".rstrip("0").rstrip(".")
+
+
+def _pct(value: float | None) -> str:
+    return "" if value is None else f"{100 * value:.1f}%"
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(_cell(v) for v in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def inline_svg(path: Path) -> str:
+    text = path.read_text(encoding="utf-8")
+    start = text.find("<svg")
+    return f"<figure>{text[start:]}</figure>" if start >= 0 else ""
+
+
+def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_year: list[dict[str, Any]],
+                 packages: list[dict[str, Any]], package_totals: dict[str, Any], prisma: list[tuple[str, str, int]],
+                 manifest: dict[str, Any], figures: dict[str, Path], files: list[str]) -> str:
+    m = manifest
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        "<title>Rogue Scores rerun: report</title>", f"<style>{CSS}</style></head><body>",
+        "<h1>Rogue Scores rerun</h1>",
+        f'<p class="small">review {html.escape(m["version"])} · data time {html.escape(str(m["time"]))} · '
+        f'signature <code>{html.escape(m["signature"])}</code></p>',
+        "<p>Labels rest on human decisions where they exist and on the automated rules otherwise; "
+        "the dataset's <code>label_source</code> column says which for every paper.</p>",
+        "<h2>This run against the published figures</h2>",
+        table(["statistic", "in the paper", "published", "this run"],
+              [(c["statistic"], c["paper_wording"],
+                _pct(c["published"]) if c["unit"] == "share" else c["published"],
+                _pct(c["this_run"]) if c["unit"] == "share" else c["this_run"]) for c in comparison]),
+        "<h2>Figure 1 statistics</h2>",
+        f'<p class="small">Bootstrap {m["settings"]["export"]["confidence"]:.0%} intervals, '
+        f'{m["settings"]["export"]["bootstrap_samples"]} resamples, seed {m["settings"]["export"]["seed"]}.</p>',
+        table(["statistic", "meaning", "count", "denominator", "share", "CI low", "CI high"],
+              [(s.name, s.description, s.count, s.denominator, _pct(s.share), _pct(s.ci_low), _pct(s.ci_high))
+               for s in stats]),
+        inline_svg(figures["figure1"]),
+        "<h2>Figure 3: ROUGE papers per year</h2>",
+        table(["year", *CATEGORIES, "total"], [(r["year"], *[r[c] for c in CATEGORIES], r["total"]) for r in per_year]),
+        inline_svg(figures["figure3"]),
+        "<h2>Packages</h2>",
+        f'<p>{package_totals["citations"]} package citations in ROUGE papers (paper or code); '
+        f'{package_totals["with_software_error"]} of them ({_pct(package_totals["software_error_share"])}) name a '
+        f'package with scoring errors; {package_totals["unknown_correctness"]} name one whose correctness is unknown.</p>',
+        table(["package", "kind", "software error", "counts as package", "papers (paper)", "papers (code)",
+               "papers", "tested result"],
+              [(p["package"], p["kind"], p["software_error"], p["counts_as_package"], p["papers_paper"],
+                p["papers_code"], p["papers"], p["result"]) for p in packages]),
+        "<h2>PRISMA 2020 flow</h2>",
+        table(["stage", "box", "count"], prisma),
+        inline_svg(figures["prisma"]),
+        "<h2>Provenance</h2>",
+        table(["rule set", "version", "sha256"], [(r["name"], r["version"], r["sha256"]) for r in m["rule_sets"]]),
+        f'<p class="small">package catalog sha256 <code>{html.escape(m["packages_catalog"]["sha256"])}</code></p>',
+        table(["run", "command", "status", "finished"], [(r["id"], r["command"], r["status"], r["finished_at"])
+                                                         for r in m["runs"]]),
+        table(["table", "rows"], sorted(m["database"]["counts"].items())),
+        "<h2>Files</h2><ul>" + "".join(f'<li><a href="{html.escape(f)}">{html.escape(f)}</a></li>' for f in files)
+        + "</ul>",
+        "</body></html>",
+    ]
+    return "\n".join(p for p in parts if p) + "\n"
