@@ -59,29 +59,33 @@ class DuplicateFinder:
             own.update(self.session.scalars(
                 select(SourceRecord.paper_id).where(SourceRecord.paper_id.in_(chunk),
                                                     SourceRecord.source == self.source)))
-        by_doi: dict[str, int] = {}
-        by_title: dict[tuple[str, int | None], int] = {}
+        by_doi: dict[str, list[int]] = {}
+        by_title: dict[tuple[str, int | None], list[int]] = {}
         for cand in sorted(found.values(), key=lambda c: c.paper_id):
             if cand.paper_id in own:
                 continue
             if cand.doi:
-                by_doi.setdefault(cand.doi, cand.paper_id)
+                by_doi.setdefault(cand.doi, []).append(cand.paper_id)
             if cand.title_key:
-                by_title.setdefault((cand.title_key, cand.year), cand.paper_id)
+                by_title.setdefault((cand.title_key, cand.year), []).append(cand.paper_id)
         matches: dict[str, tuple[int, str]] = {}
         for rec in records:
             doi = normalize_doi(rec.doi)
             hit: tuple[int, str] | None = None
-            if doi and doi in by_doi and by_doi[doi] not in self._claimed:
-                hit = (by_doi[doi], REASON_DOI)
-            else:
-                pid = by_title.get((rec.title_key or "", rec.year))
-                if rec.title_key and pid is not None and pid not in self._claimed:
+            pid = self._first_free(by_doi.get(doi, []) if doi else [])
+            if pid is not None:
+                hit = (pid, REASON_DOI)
+            elif rec.title_key:
+                pid = self._first_free(by_title.get((rec.title_key, rec.year), []))
+                if pid is not None:
                     hit = (pid, REASON_TITLE_YEAR)
             if hit is not None:
                 self._claimed.add(hit[0])
                 matches[rec.source_id] = hit
         return matches
+
+    def _first_free(self, paper_ids: list[int]) -> int | None:
+        return next((pid for pid in paper_ids if pid not in self._claimed), None)
 
 
 def _chunks(items: list, size: int) -> Iterable[list]:
