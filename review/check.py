@@ -118,7 +118,7 @@ def read_paper_text(path: str | Path, *, backend: str | None = None) -> str:
             raw = path.read_bytes()
         except OSError as exc:
             raise InputFileError(f"cannot read: {exc.strerror}", item=str(path)) from None
-        text = " ".join(unicodedata.normalize("NFKC", raw.decode("utf-8", errors="replace")).split())
+        text = _normalize(raw.decode("utf-8", errors="replace"))
     elif suffix == ".pdf" or _looks_like_pdf(path):
         text = _pdf_text(path, backend)
     else:
@@ -128,6 +128,15 @@ def read_paper_text(path: str | Path, *, backend: str | None = None) -> str:
         raise InputFileError("the file has no text to check", item=str(path),
                              hint="a scanned PDF needs OCR first; review does not OCR")
     return text
+
+
+def _normalize(text: str) -> str:
+    """The extraction stage's normalization, so a .txt labels like the stored PDF text."""
+    try:
+        from review.extract.normalize import normalize
+    except ImportError:  # the extraction stage is not installed: NFKC plus collapsed whitespace
+        return " ".join(unicodedata.normalize("NFKC", text).split())
+    return normalize(text)
 
 
 def _looks_like_pdf(path: Path) -> bool:
