@@ -40,7 +40,7 @@ SOURCES = ("anthology_pwccode", "pwc_dump", "paper_text")
 # Words near a URL that say the code is the authors' own (then the link counts as official).
 OWN_CODE = re.compile(r"\b(?:our|the)\s+(?:code|implementation|source code|models?|system|toolkit)\b|"
                       r"\bcode\s+(?:is|are|will be)\s+(?:publicly\s+)?(?:available|released)|"
-                      r"\b(?:we|are)\s+(?:release|make|made|publish)\b|\bavailable\s+at\b", re.I)
+                      r"\b(?:we|are)\s+(?:release|make|made|publish)\b|\bavailable\s+at\b|\b(?:code|implementation)\s*:\s*$", re.I)
 
 
 @dataclass
