@@ -27,7 +27,8 @@ def _finish(result: HarvestResult, json_: bool) -> None:
         print_json({"source": result.source, "run": result.run_id, **result.counts(), "failures": result.failures})
     summary(result.summary())
     if result.failed:
-        raise ItemsFailed(f"{result.failed} item(s) failed; each is logged with its reason",
+        shown = "; ".join(result.failures[:3]) + (" ..." if result.failed > 3 else "")
+        raise ItemsFailed(f"{result.failed} item(s) failed: {shown}",
                           hint="fix the input and rerun: finished records are not duplicated")
 
 
