@@ -1,0 +1,52 @@
+"""`review queue papers|code`: automated labels to Label Studio (or a task file)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from review.cli import context
+from review.cli.app import app
+from review.cli.options import DryRunOpt, JsonOpt, LimitOpt
+from review.cli.output import print_json, summary
+
+
+@app.command()
+def queue(
+    ctx: typer.Context,
+    kind: str = typer.Argument(..., help="What to review: papers or code."),
+    project: Optional[str] = typer.Option(None, "--project", help="Project title (created if missing; default per kind)."),
+    select: str = typer.Option("all", "--select", help="all | flagged | sample | stratified | disputed (ties, to adjudicate)."),
+    n: Optional[int] = typer.Option(None, "--n", min=1, help="Items to draw (sample), or per stratum (stratified)."),
+    seed: int = typer.Option(0, "--seed", help="Seed for sample, stratified and random order."),
+    by: str = typer.Option("year", "--by", help="Stratum for --select stratified: year or venue."),
+    order: str = typer.Option("least-certain", "--order", help="least-certain | ident | year | random."),
+    overlap: Optional[int] = typer.Option(None, "--overlap", min=1, help="Reviewers per task (default: label_studio.overlap)."),
+    rule_set: Optional[str] = typer.Option(None, "--rule-set", help="Use labels of this rule file sha256 (prefix); default newest."),
+    offline: Optional[Path] = typer.Option(None, "--offline", help="Write Label Studio import JSON here instead of calling the server."),
+    limit: LimitOpt = None,
+    dry_run: DryRunOpt = False,
+    json_: JsonOpt = False,
+) -> None:
+    """Queue papers or codebases for human review in Label Studio, with predictions.
+
+    Creates or reuses the project and imports only items not already there; after a rule
+    change it replaces the predictions (model_version = rule file sha256). Reruns never
+    duplicate tasks.
+
+    Example:
+        review queue papers --select sample --n 200 --seed 7 --order least-certain
+        review queue code --project "ROUGE code" --overlap 2
+        review queue papers --offline exports/tasks.json
+    """
+    from review.labelstudio.queue import run_queue
+
+    app_ctx = context.get(ctx)
+    result = run_queue(app_ctx.database(), app_ctx.settings, kind, project=project, select_=select, n=n, seed=seed,
+                       by=by, order_=order, overlap=overlap, rule_set=rule_set, limit=limit, offline=offline,
+                       dry_run=dry_run)
+    if json_:
+        print_json(result.as_dict())
+    summary(result.summary())

@@ -1,0 +1,203 @@
+"""A narrow Label Studio client: the calls the review needs, with clear errors.
+
+Built on label-studio-sdk 2.x. URL and key come from the environment (`LABEL_STUDIO_URL`,
+and the variable named by `label_studio.api_key_env`, `LABEL_STUDIO_API_KEY` by default)
+or the settings' URL. The key lives only in this object: it is never logged, stored or
+put into an error message. Every failure becomes a `ServiceError` naming what was tried
+(server down, key refused, project deleted) so nothing is half-written by surprise.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import httpx
+from label_studio_sdk import LabelStudio
+from label_studio_sdk.core.api_error import ApiError
+
+from review.errors import ConfigError, ServiceError
+from review.log import get_logger
+from review.settings import Settings
+
+log = get_logger("labelstudio")
+
+URL_ENV = "LABEL_STUDIO_URL"
+
+
+def plain(obj: Any) -> Any:
+    """SDK objects (pydantic) and plain dicts alike, as plain JSON-like values."""
+    if hasattr(obj, "model_dump"):
+        return obj.model_dump(mode="json")
+    if isinstance(obj, list):
+        return [plain(x) for x in obj]
+    return obj
+
+
+@dataclass
+class RemoteTask:
+    """One task as Label Studio holds it (what queue and pull need of it)."""
+
+    id: int
+    data: dict[str, Any]
+    predictions: list[dict[str, Any]] = field(default_factory=list)
+    annotations: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ref(self) -> str | None:
+        return self.data.get("ref")
+
+
+class LabelStudioClient:
+    """One connection to one Label Studio server, acting as the key's owner."""
+
+    def __init__(self, url: str, api_key: str, *, key_env: str = "LABEL_STUDIO_API_KEY", timeout: float = 60.0):
+        if not url:
+            raise ConfigError("no Label Studio URL", hint=f"set {URL_ENV} or label_studio.url")
+        if not api_key:
+            raise ConfigError(f"no Label Studio API key: the environment variable {key_env} is empty",
+                              hint=f"export {key_env}=<token from Label Studio: Account & Settings>")
+        self.url = url.rstrip("/")
+        self.key_env = key_env
+        self._sdk = LabelStudio(base_url=self.url, api_key=api_key, timeout=timeout)
+
+    def __repr__(self) -> str:  # never show the key
+        return f"LabelStudioClient({self.url!r})"
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> LabelStudioClient:
+        """URL from LABEL_STUDIO_URL (else the setting), key from the named variable."""
+        ls = settings.label_studio
+        url = os.environ.get(URL_ENV) or ls.url
+        key = os.environ.get(ls.api_key_env, "")
+        return cls(url, key, key_env=ls.api_key_env)
+
+    def origin(self, project_id: int) -> str:
+        """How decisions from one project are labelled: server URL and project id, no key."""
+        return f"label_studio:{self.url}#{project_id}"
+
+    @contextmanager
+    def _call(self, what: str, *, project_id: int | None = None) -> Iterator[None]:
+        """Translate transport and HTTP failures into one clear ServiceError."""
+        try:
+            yield
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            raise ServiceError(f"cannot reach Label Studio ({what}): {type(exc).__name__}", item=self.url,
+                               hint=f"is the server running? set {URL_ENV} or label_studio.url") from None
+        except httpx.TimeoutException:
+            raise ServiceError(f"Label Studio did not answer in time ({what})", item=self.url,
+                               hint="retry; nothing already saved is lost") from None
+        except httpx.HTTPError as exc:
+            raise ServiceError(f"Label Studio connection failed ({what}): {type(exc).__name__}",
+                               item=self.url) from None
+        except ApiError as exc:
+            status = exc.status_code
+            if status in (401, 403):
+                raise ServiceError(f"Label Studio refused the API key ({what}, HTTP {status})", item=self.url,
+                                   hint=f"check {self.key_env}: copy the token from Account & Settings") from None
+            if status == 404 and project_id is not None:
+                raise ServiceError(f"Label Studio project {project_id} not found; was it deleted? ({what})",
+                                   item=self.origin(project_id),
+                                   hint="decisions already pulled are kept; queue again to make a new project") from None
+            body = str(exc.body)[:300]
+            raise ServiceError(f"Label Studio answered HTTP {status} ({what}): {body}", item=self.url) from None
+
+    # --- identity and users
+    def whoami(self) -> dict[str, Any]:
+        with self._call("check the API key"):
+            return plain(self._sdk.users.whoami())
+
+    def users(self) -> dict[int, str]:
+        """User id -> e-mail (the stable name of an annotator)."""
+        with self._call("list users"):
+            return {u.id: (u.email or u.username or f"user:{u.id}") for u in self._sdk.users.list()}
+
+    # --- projects
+    def find_project(self, title: str) -> int | None:
+        with self._call("list projects"):
+            for p in self._sdk.projects.list(title=title, page_size=100):
+                if p.title == title:
+                    return p.id
+        return None
+
+    def get_project(self, project_id: int) -> dict[str, Any]:
+        with self._call("read the project", project_id=project_id):
+            p = self._sdk.projects.get(project_id)
+        return {"id": p.id, "title": p.title, "maximum_annotations": getattr(p, "maximum_annotations", None)}
+
+    def create_project(self, title: str, label_config: str, overlap: int, description: str = "") -> int:
+        with self._call("create the project"):
+            p = self._sdk.projects.create(title=title, label_config=label_config, maximum_annotations=overlap,
+                                          description=description, show_skip_button=True)
+        log.info("created Label Studio project %s (%s)", p.id, title)
+        return p.id
+
+    def set_overlap(self, project_id: int, overlap: int) -> None:
+        with self._call("set reviewers per task", project_id=project_id):
+            self._sdk.projects.update(project_id, maximum_annotations=overlap)
+
+    def delete_project(self, project_id: int) -> None:
+        with self._call("delete the project", project_id=project_id):
+            self._sdk.projects.delete(project_id)
+
+    # --- tasks and predictions
+    def tasks_page(self, project_id: int, page: int, page_size: int = 100) -> tuple[list[RemoteTask], bool]:
+        """One page of tasks with predictions and annotations, and whether more follow."""
+        with self._call(f"read tasks page {page}", project_id=project_id):
+            if page == 1:  # a deleted project must be an error, not an empty list
+                self._sdk.projects.get(project_id)
+            pager = self._sdk.tasks.list(project=project_id, fields="all", page=page, page_size=page_size)
+        tasks = []
+        for t in pager.items or []:
+            tasks.append(RemoteTask(id=t.id, data=dict(t.data or {}), predictions=plain(list(t.predictions or [])),
+                                    annotations=plain(list(t.annotations or []))))
+        # the SDK's has_next only says "this page was not empty"; asking past the end is a 404
+        total = getattr(pager.response, "total", None)
+        more = len(tasks) == page_size and (total is None or page * page_size < total)
+        return tasks, more
+
+    def all_tasks(self, project_id: int, page_size: int = 100) -> Iterator[RemoteTask]:
+        page = 1
+        while True:
+            tasks, more = self.tasks_page(project_id, page, page_size)
+            yield from tasks
+            if not more or not tasks:
+                return
+            page += 1
+
+    def import_tasks(self, project_id: int, tasks: list[dict[str, Any]]) -> list[int]:
+        """Create tasks (with their predictions) in one request; their ids, in order."""
+        with self._call(f"import {len(tasks)} tasks", project_id=project_id):
+            r = self._sdk.projects.import_tasks(project_id, request=tasks, return_task_ids=True)
+        ids = list(r.task_ids or [])
+        if len(ids) != len(tasks):
+            raise ServiceError(f"Label Studio created {len(ids)} tasks for {len(tasks)} sent",
+                               item=self.origin(project_id), hint="rerun `review queue`: it reconciles by task ref")
+        return ids
+
+    def replace_predictions(self, task_id: int, result: list[dict[str, Any]], model_version: str,
+                            old: list[dict[str, Any]] | None = None, *, project_id: int | None = None) -> int:
+        """Delete the task's predictions and add the new one (after a rule change)."""
+        with self._call(f"update the prediction of task {task_id}", project_id=project_id):
+            if old is None:
+                old = [plain(p) for p in self._sdk.predictions.list(task=task_id)]
+            for p in old:
+                if p.get("id") is not None:
+                    self._sdk.predictions.delete(p["id"])
+            new = self._sdk.predictions.create(task=task_id, result=result, model_version=model_version)
+        return new.id
+
+    # --- annotations (what a reviewer does; tests use it to act as reviewers)
+    def create_annotation(self, task_id: int, result: list[dict[str, Any]], **extra: Any) -> int:
+        with self._call(f"annotate task {task_id}"):
+            return self._sdk.annotations.create(id=task_id, result=result, **extra).id
+
+    def update_annotation(self, annotation_id: int, result: list[dict[str, Any]], **extra: Any) -> None:
+        with self._call(f"update annotation {annotation_id}"):
+            self._sdk.annotations.update(id=annotation_id, result=result, **extra)
+
+    def delete_annotation(self, annotation_id: int) -> None:
+        with self._call(f"delete annotation {annotation_id}"):
+            self._sdk.annotations.delete(annotation_id)

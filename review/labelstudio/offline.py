@@ -1,0 +1,90 @@
+"""The offline path, for a Label Studio that cannot reach this machine (or vice versa).
+
+`export_tasks` writes the queue as Label Studio import JSON (tasks with predictions);
+the team imports it, reviews, and exports the project as JSON; `import_annotations`
+reads that export into the same `HumanDecision` rows a pull would write. The origin
+(`file:<name>`, default the file's stem) identifies the source: importing a later export
+under the same origin updates decisions, never duplicates them, and marks annotations
+missing from the newer (complete) export as deleted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from review.db.models import Codebase, Paper
+from review.db.session import Database
+from review.errors import InputFileError
+from review.labelstudio.decisions import ingest, mark_missing_deleted
+from review.labelstudio.pull import PullResult, finish
+from review.labelstudio.queue import QueueResult, run_queue
+from review.labelstudio.tasks import label_config, parse_ref
+from review.log import get_logger
+from review.runs import record_run
+from review.settings import Settings
+
+log = get_logger("offline")
+
+
+def export_tasks(db: Database, settings: Settings, kind: str, path: Path, **options: Any) -> QueueResult:
+    """`review queue KIND --offline FILE`: the selection as Label Studio import JSON."""
+    return run_queue(db, settings, kind, offline=path, **options)
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputFileError("annotations file not found", item=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFileError(f"cannot read the annotations file: {exc}", item=str(path)) from None
+    except json.JSONDecodeError as exc:
+        raise InputFileError(f"not JSON: {exc.msg} at line {exc.lineno}", item=str(path),
+                             hint="export the project from Label Studio as JSON") from None
+    if not isinstance(data, list) or any(not isinstance(t, dict) or "data" not in t for t in data):
+        raise InputFileError("not a Label Studio JSON export (expected a list of tasks with 'data')",
+                             item=str(path), hint="export the project from Label Studio as JSON (not JSON-MIN/CSV)")
+    return data
+
+
+def import_annotations(db: Database, settings: Settings, path: Path, *, origin: str | None = None) -> PullResult:
+    """`review pull --from-file FILE`: a Label Studio JSON export into human decisions."""
+    origin = origin or f"file:{path.stem}"
+    if not origin.startswith("file:"):
+        origin = f"file:{origin}"
+    tasks = _read(path)
+    result = PullResult(projects=1)
+    with record_run(db, "pull --from-file", {"file": str(path), "origin": origin}) as run:
+        seen: set[str] = set()
+        counts: Counter[str] = Counter()
+        with db.session() as s:
+            for t in tasks:
+                data = t.get("data") or {}
+                parsed = parse_ref(data.get("ref"))
+                if parsed is None:
+                    log.error("%s: task %s has no review ref (data.ref); skipped", path, t.get("id"))
+                    counts["skipped"] += 1
+                    continue
+                kind, item_id = parsed
+                row = s.get(Paper if kind == "papers" else Codebase, item_id)
+                if row is None or (kind == "papers" and data.get("ident") and data["ident"] != row.ident):
+                    log.error("%s: task %s names %s (%s), which this database does not hold; skipped",
+                              path, t.get("id"), data.get("ref"), data.get("ident"))
+                    counts["skipped"] += 1
+                    continue
+                ingest(s, origin=origin, kind=kind, item_id=item_id, task_ref=str(t.get("id")),
+                       annotations=t.get("annotations") or [], users={}, config=label_config(kind), seen=seen,
+                       counts=counts, run_id=run.id)
+                result.tasks += 1
+        result.add(counts)
+        with db.session() as s:
+            result.deleted = mark_missing_deleted(s, origin, seen, run.id)
+        finish(db, settings, result, run.id)
+        for key in ("tasks", "new", "updated", "unchanged", "withdrawn", "deleted"):
+            run.count(key, getattr(result, key))
+        run.count("skipped", counts.get("skipped", 0))
+        run.summary = result.summary()
+    return result

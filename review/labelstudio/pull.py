@@ -1,0 +1,156 @@
+"""`review pull`: reviewers' annotations into human decisions, resolved and measured.
+
+Reads every task of every queued project page by page (committing each page, so an
+interrupted pull keeps what it read and a rerun picks up the rest without duplicating),
+notices updated and cancelled annotations, and marks deletions only after a complete
+listing (a half-finished pull never mistakes unread annotations for deleted ones). Then
+recomputes the resolutions and the agreement per question, and writes the agreement to
+`<exports_dir>/human_agreement.json`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from sqlalchemy import select
+
+from review.db.base import utcnow
+from review.db.models import HumanProject, HumanTask
+from review.db.session import Database
+from review.errors import ServiceError
+from review.labelstudio.agreement import agreement_report
+from review.labelstudio.client import LabelStudioClient
+from review.labelstudio.decisions import ingest, mark_missing_deleted
+from review.labelstudio.resolve import resolve_all
+from review.labelstudio.tasks import label_config, parse_ref
+from review.log import get_logger
+from review.progress import progress
+from review.runs import record_run
+from review.settings import Settings
+
+log = get_logger("pull")
+AGREEMENT_FILE = "human_agreement.json"
+
+
+@dataclass
+class PullResult:
+    projects: int = 0
+    tasks: int = 0
+    new: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    withdrawn: int = 0  # questions no longer answered, or skipped annotations
+    deleted: int = 0  # annotations gone from their origin
+    failed_projects: list[str] = field(default_factory=list)
+    resolutions: dict[str, int] = field(default_factory=dict)
+    agreement: list[dict[str, Any]] = field(default_factory=list)
+    agreement_file: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def add(self, counts: Counter[str]) -> None:
+        for key in ("new", "updated", "unchanged", "withdrawn"):
+            setattr(self, key, getattr(self, key) + counts.get(key, 0))
+
+    def summary(self) -> str:
+        ties = self.resolutions.get("tie", 0)
+        failed = f"; {len(self.failed_projects)} project(s) failed" if self.failed_projects else ""
+        return (f"pull: {self.new} new, {self.updated} updated, {self.withdrawn + self.deleted} withdrawn/deleted "
+                f"decisions from {self.tasks} tasks in {self.projects} project(s); {ties} tie(s) to adjudicate{failed}")
+
+
+def finish(db: Database, settings: Settings, result: PullResult, run_id: int | None) -> None:
+    """Resolve, measure agreement and export it (shared by pull and file import)."""
+    with db.session() as s:
+        result.resolutions = resolve_all(s, run_id)
+    with db.session() as s:
+        result.agreement = agreement_report(s)
+    out = settings.resolve(settings.exports_dir) / AGREEMENT_FILE
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"agreement": result.agreement, "resolutions": result.resolutions},
+                                  indent=2, default=str), encoding="utf-8")
+        result.agreement_file = str(out)
+    except OSError as exc:
+        log.warning("could not write %s: %s", out, exc.strerror)
+
+
+def _pull_project(db: Database, client: LabelStudioClient, hp: HumanProject, users: dict[int, str],
+                  result: PullResult, run_id: int, page_size: int, on_page: Callable[[int], None] | None) -> None:
+    config = label_config(hp.kind)
+    with db.session() as s:
+        mapping = {t.task_id: t.item_id for t in s.scalars(select(HumanTask).where(HumanTask.project_ref == hp.id))}
+    seen: set[str] = set()
+    page = 1
+    with progress(len(mapping) or None, f"pull {hp.title}") as bar:
+        while True:
+            tasks, more = client.tasks_page(hp.project_id, page, page_size)
+            counts: Counter[str] = Counter()
+            with db.session() as s:
+                for t in tasks:
+                    item = mapping.get(t.id)
+                    parsed = parse_ref(t.ref)
+                    if item is None and parsed and parsed[0] == hp.kind:
+                        item = parsed[1]
+                    if item is None:
+                        log.warning("%s: task %s has no review ref; skipped", hp.origin, t.id)
+                        counts["skipped"] += 1
+                        continue
+                    ingest(s, origin=hp.origin, kind=hp.kind, item_id=item, task_ref=str(t.id),
+                           annotations=t.annotations, users=users, config=config, seen=seen, counts=counts,
+                           run_id=run_id)
+            result.add(counts)
+            result.tasks += len(tasks)
+            bar.advance(len(tasks))
+            if on_page is not None:
+                on_page(page)
+            if not more or not tasks:
+                break
+            page += 1
+    with db.session() as s:
+        result.deleted += mark_missing_deleted(s, hp.origin, seen, run_id)
+        row = s.get(HumanProject, hp.id)
+        if row is not None:
+            row.last_pulled_at = utcnow()
+
+
+def run_pull(db: Database, settings: Settings, *, project: str | None = None,
+             client: LabelStudioClient | None = None, page_size: int = 100,
+             on_page: Callable[[int], None] | None = None) -> PullResult:
+    """Pull every project queued on this Label Studio server (or the one titled `project`).
+
+    `on_page(n)` is called after page n is committed (progress hooks; tests interrupt there).
+    """
+    result = PullResult()
+    with record_run(db, "pull", {"project": project, "page_size": page_size}) as run:
+        client = client or LabelStudioClient.from_settings(settings)
+        client.whoami()
+        with db.session() as s:
+            q = select(HumanProject).where(HumanProject.url == client.url).order_by(HumanProject.id)
+            if project:
+                q = q.where(HumanProject.title == project)
+            projects = list(s.scalars(q))
+        if project and not projects:
+            raise ServiceError(f"no queued project titled {project!r} on this server", item=client.url,
+                               hint="run `review queue` first, or check --project")
+        users = client.users()
+        for hp in projects:
+            try:
+                _pull_project(db, client, hp, users, result, run.id, page_size, on_page)
+                result.projects += 1
+            except ServiceError as exc:  # one deleted project must not stop the others
+                log.error("%s: %s", hp.origin, exc)
+                result.failed_projects.append(f"{hp.origin}: {exc.message}")
+        finish(db, settings, result, run.id)
+        for key in ("tasks", "new", "updated", "unchanged", "withdrawn", "deleted"):
+            run.count(key, getattr(result, key))
+        run.count("failed_projects", len(result.failed_projects))
+        run.summary = result.summary()
+    if result.failed_projects and not result.projects:
+        raise ServiceError(result.failed_projects[0], hint="decisions already pulled are kept")
+    return result

@@ -1,0 +1,221 @@
+"""`review queue`: put automated labels in front of reviewers, once.
+
+Creates or reuses the Label Studio project, then reconciles: the project's own task list
+(by each task's `ref`) is the truth, so a rerun, even after a crash between import and
+commit, never imports an item twice. A task whose prediction came from another rule-file
+version gets its prediction replaced; tasks already annotated keep their annotations
+(predictions and annotations are separate in Label Studio). `--offline FILE` writes the
+same tasks as Label Studio import JSON instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from review.db.models import HumanProject, HumanTask
+from review.db.session import Database
+from review.errors import ConfigError, InputFileError
+from review.labelstudio.client import LabelStudioClient
+from review.labelstudio.select import choose, order
+from review.labelstudio.tasks import KINDS, Candidate, build_task, candidates, label_config, ref_of
+from review.log import get_logger
+from review.progress import progress
+from review.runs import record_run
+from review.settings import Settings
+
+log = get_logger("queue")
+
+DEFAULT_TITLES = {"papers": "Rogue Scores: paper review", "code": "Rogue Scores: code review"}
+IMPORT_BATCH = 250
+
+
+@dataclass
+class QueueResult:
+    kind: str
+    project: str = ""
+    project_id: int | None = None
+    origin: str = ""
+    selected: int = 0
+    imported: int = 0
+    updated: int = 0  # predictions replaced after a rule change
+    unchanged: int = 0
+    overlap: int = 1
+    offline_file: str | None = None
+    dry_run: bool = False
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def summary(self) -> str:
+        if self.offline_file:
+            return f"queue {self.kind}: wrote {self.selected} tasks to {self.offline_file}"
+        verb = "would import" if self.dry_run else "imported"
+        return (f"queue {self.kind}: {verb} {self.imported}, updated {self.updated} predictions, "
+                f"{self.unchanged} unchanged of {self.selected} selected into '{self.project}' "
+                f"(project {self.project_id}, {self.overlap} reviewer(s) per task)")
+
+
+def _select(db: Database, kind: str, select_: str, n: int | None, seed: int, by: str, order_: str,
+            rule_set: str | None, limit: int | None) -> list[Candidate]:
+    with db.session() as s:
+        cands = candidates(s, kind, rule_set)
+        chosen = order(choose(s, cands, select_, n=n, seed=seed, by=by), order_, seed=seed)
+    return chosen[:limit] if limit else chosen
+
+
+def write_offline(db: Database, kind: str, chosen: list[Candidate], path: Path) -> int:
+    """Label Studio import JSON: a list of {data, predictions} objects."""
+    config = label_config(kind)
+    tasks = []
+    with db.session() as s:
+        for c in chosen:
+            tasks.append(build_task(s, c, config))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(path.suffix + ".part")
+        tmp.write_text(json.dumps(tasks, ensure_ascii=False, indent=1), encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        raise InputFileError(f"cannot write the task file: {exc.strerror}", item=str(path)) from None
+    return len(tasks)
+
+
+def run_queue(db: Database, settings: Settings, kind: str, *, project: str | None = None, select_: str = "all",
+              n: int | None = None, seed: int = 0, by: str = "year", order_: str = "least-certain",
+              overlap: int | None = None, rule_set: str | None = None, limit: int | None = None,
+              offline: Path | None = None, dry_run: bool = False,
+              client: LabelStudioClient | None = None) -> QueueResult:
+    """Queue `kind` ('papers' or 'code') items for review; see the module docstring."""
+    if kind not in KINDS:
+        raise ConfigError(f"unknown queue {kind!r}", hint="review queue papers|code")
+    adjudication = select_ == "disputed"
+    overlap = 1 if adjudication else (overlap or settings.label_studio.overlap)
+    title = project or DEFAULT_TITLES[kind] + (" (adjudication)" if adjudication else "")
+    args = {"kind": kind, "project": title, "select": select_, "n": n, "seed": seed, "by": by, "order": order_,
+            "overlap": overlap, "rule_set": rule_set, "limit": limit, "offline": str(offline) if offline else None,
+            "dry_run": dry_run}
+    result = QueueResult(kind=kind, project=title, overlap=overlap, dry_run=dry_run)
+    with record_run(db, f"queue {kind}", args) as run:
+        chosen = _select(db, kind, select_, n, seed, by, order_, rule_set, limit)
+        result.selected = len(chosen)
+        if offline is not None:
+            result.offline_file = str(offline)
+            if not dry_run:
+                write_offline(db, kind, chosen, offline)
+            run.count("exported", len(chosen))
+            run.summary = result.summary()
+            return result
+        client = client or LabelStudioClient.from_settings(settings)
+        client.whoami()  # a wrong key or a dead server fails here, before anything is written
+        _sync(db, client, kind, title, chosen, result, overlap, adjudication, dry_run, run.id)
+        for key in ("imported", "updated", "unchanged"):
+            run.count(key, getattr(result, key))
+        run.rules_sha256 = chosen[0].model_version if chosen and kind == "papers" else None
+        run.summary = result.summary()
+    return result
+
+
+def _project(db: Database, client: LabelStudioClient, kind: str, title: str, overlap: int, adjudication: bool,
+             dry_run: bool) -> tuple[int | None, int | None]:
+    """(Label Studio project id, HumanProject id), creating either when missing."""
+    config = label_config(kind)
+    pid = client.find_project(title)
+    if pid is None:
+        if dry_run:
+            return None, None
+        pid = client.create_project(title, config.xml, overlap,
+                                    description=f"review queue {kind}: {'adjudication of ties' if adjudication else 'verification of automated labels'}")
+    else:
+        info = client.get_project(pid)
+        if info.get("maximum_annotations") != overlap and not dry_run:
+            client.set_overlap(pid, overlap)
+    origin = client.origin(pid)
+    with db.session() as s:
+        hp = s.scalar(select(HumanProject).where(HumanProject.origin == origin))
+        if hp is None and not dry_run:
+            hp = HumanProject(origin=origin, url=client.url, project_id=pid, title=title, kind=kind,
+                              purpose="adjudication" if adjudication else "review")
+            s.add(hp)
+            s.flush()
+        return pid, hp.id if hp else None
+
+
+def _sync(db: Database, client: LabelStudioClient, kind: str, title: str, chosen: list[Candidate],
+          result: QueueResult, overlap: int, adjudication: bool, dry_run: bool, run_id: int) -> None:
+    pid, hp_id = _project(db, client, kind, title, overlap, adjudication, dry_run)
+    result.project_id = pid
+    result.origin = client.origin(pid) if pid else ""
+    remote: dict[str, Any] = {}
+    if pid is not None:
+        for t in client.all_tasks(pid):
+            if t.ref:
+                remote.setdefault(t.ref, t)
+    with db.session() as s:
+        known = {t.item_id: t for t in s.scalars(select(HumanTask).where(HumanTask.project_ref == hp_id))} if hp_id else {}
+    config = label_config(kind)
+    pending: list[tuple[Candidate, dict[str, Any]]] = []
+    counts: Counter[str] = Counter()
+
+    def flush() -> None:
+        if not pending:
+            return
+        ids = client.import_tasks(pid, [task for _, task in pending])
+        with db.session() as s:
+            for (c, _), task_id in zip(pending, ids):
+                s.add(HumanTask(project_ref=hp_id, kind=kind, item_id=c.item_id, task_id=task_id,
+                                model_version=c.model_version, run_id=run_id))
+        result.imported += len(pending)
+        pending.clear()
+
+    with progress(len(chosen), f"queue {kind}") as bar:
+        for c in chosen:
+            ref = ref_of(kind, c.item_id)
+            t = remote.get(ref)
+            if t is None:
+                if dry_run:
+                    result.imported += 1
+                else:
+                    with db.session() as s:
+                        pending.append((c, build_task(s, c, config)))
+                    if len(pending) >= IMPORT_BATCH:
+                        flush()
+            else:
+                versions = {p.get("model_version") for p in t.predictions}
+                changed = versions != {c.model_version}
+                if changed:
+                    result.updated += 1
+                    if not dry_run:
+                        with db.session() as s:
+                            task = build_task(s, c, config)
+                        client.replace_predictions(t.id, task["predictions"][0]["result"], c.model_version,
+                                                   old=t.predictions, project_id=pid)
+                else:
+                    result.unchanged += 1
+                if not dry_run:
+                    _remember(db, hp_id, kind, c, t.id, known, run_id)
+            bar.advance()
+        if not dry_run:
+            flush()
+    result.counts = dict(counts)
+
+
+def _remember(db: Database, hp_id: int | None, kind: str, c: Candidate, task_id: int,
+              known: dict[int, HumanTask], run_id: int) -> None:
+    """Keep the item -> task mapping current (also heals a mapping lost in a crash)."""
+    row = known.get(c.item_id)
+    if row is not None and row.task_id == task_id and row.model_version == c.model_version:
+        return
+    with db.session() as s:
+        existing = s.scalar(select(HumanTask).where(HumanTask.project_ref == hp_id, HumanTask.item_id == c.item_id))
+        if existing is None:
+            s.add(HumanTask(project_ref=hp_id, kind=kind, item_id=c.item_id, task_id=task_id,
+                            model_version=c.model_version, run_id=run_id))
+        else:
+            existing.task_id, existing.model_version, existing.run_id = task_id, c.model_version, run_id

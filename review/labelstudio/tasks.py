@@ -1,0 +1,284 @@
+"""Tasks and predictions built from automated labels, and the labeling configs they fit.
+
+A paper task shows the paper's identity, a link to its PDF and the evidence snippets of
+every rule match, grouped by question; its prediction proposes the automated answers
+with the rule file's sha256 as `model_version`. A code task shows the repository, its
+look-up and the scan's evidence. Proposed values that a config has no choice for are
+left out of the prediction but stay visible in the evidence.
+"""
+
+from __future__ import annotations
+
+import html
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from review.db.models import Codebase, CodeFinding, Finding, Paper, PaperLabel, RuleSet
+from review.errors import InputFileError
+
+KINDS = ("papers", "code")
+CONFIG_FILES = {"papers": "paper_review.xml", "code": "code_review.xml"}
+OBJECT = "evidence"  # the object tag every question points at
+EVIDENCE_PER_LABEL = 3
+EVIDENCE_MAX = 60
+QUESTION_OF_KIND = {"flag": "P0", "params": "P1", "variant": "P2", "protocol": "P3", "package": "P4"}
+
+
+def annotations_dir() -> Path:
+    """annotations/ in a checkout, review/_annotations inside a wheel."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here.parent / "annotations", here / "_annotations"):
+        if (candidate / CONFIG_FILES["papers"]).is_file():
+            return candidate
+    raise InputFileError("labeling configurations not found", item="annotations/", hint="reinstall the package")
+
+
+@dataclass(frozen=True)
+class QuestionSpec:
+    name: str
+    tag: str  # choices | textarea
+    multiple: bool
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LabelConfig:
+    kind: str
+    xml: str
+    questions: dict[str, QuestionSpec]
+
+    @property
+    def scored(self) -> list[str]:
+        """Questions with categorical answers (agreement and resolution); not the free note."""
+        return [q for q in self.questions if q != "note"]
+
+
+@lru_cache(maxsize=8)
+def _load_config(path: str) -> LabelConfig:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+        root = ET.fromstring(text)
+    except OSError as exc:
+        raise InputFileError(f"cannot read labeling config: {exc.strerror}", item=path) from None
+    except ET.ParseError as exc:
+        raise InputFileError(f"labeling config is not valid XML: {exc}", item=path) from None
+    questions: dict[str, QuestionSpec] = {}
+    for el in root.iter():
+        if el.tag == "Choices":
+            values = tuple(c.get("value", "") for c in el.findall("Choice"))
+            questions[el.get("name", "")] = QuestionSpec(el.get("name", ""), "choices",
+                                                         el.get("choice") == "multiple", values)
+        elif el.tag == "TextArea":
+            questions[el.get("name", "")] = QuestionSpec(el.get("name", ""), "textarea", True)
+    kind = "papers" if "P0" in questions else "code"
+    return LabelConfig(kind, text, questions)
+
+
+def label_config(kind: str, path: Path | None = None) -> LabelConfig:
+    return _load_config(str(path or annotations_dir() / CONFIG_FILES[kind]))
+
+
+def ref_of(kind: str, item_id: int) -> str:
+    return f"{'paper' if kind == 'papers' else 'codebase'}:{item_id}"
+
+
+def parse_ref(ref: str | None) -> tuple[str, int] | None:
+    """'paper:12' -> ('papers', 12); None for anything else."""
+    if not ref or ":" not in ref:
+        return None
+    prefix, _, num = ref.partition(":")
+    kind = {"paper": "papers", "codebase": "code"}.get(prefix)
+    if kind is None or not num.isdigit():
+        return None
+    return kind, int(num)
+
+
+@dataclass
+class Candidate:
+    """An item that may be queued, with what selection and ordering need."""
+
+    kind: str
+    item_id: int
+    model_version: str
+    certainty: int  # evidence count: fewer matches = less certain
+    flagged: bool
+    year: int | None = None
+    venue: str | None = None
+    ident: str = ""
+    label_id: int | None = None  # PaperLabel.id for papers
+
+
+def _choice(spec: QuestionSpec | None, values: Iterable[str]) -> list[str]:
+    if spec is None:
+        return []
+    return [v for v in values if v in spec.choices]
+
+
+def _choices_result(name: str, values: list[str]) -> dict[str, Any]:
+    return {"from_name": name, "to_name": OBJECT, "type": "choices", "value": {"choices": values}}
+
+
+def _text_result(name: str, lines: list[str]) -> dict[str, Any]:
+    return {"from_name": name, "to_name": OBJECT, "type": "textarea", "value": {"text": lines}}
+
+
+# --- papers
+
+def paper_candidates(session: Session, rule_set: str | None = None) -> list[Candidate]:
+    """Papers with automated labels (newest rule set per paper unless one is named)."""
+    q = select(PaperLabel.id, PaperLabel.paper_id, PaperLabel.rule_set_id, PaperLabel.prelim, PaperLabel.computes,
+               RuleSet.sha256, Paper.year, Paper.venue, Paper.ident).join(RuleSet, RuleSet.id == PaperLabel.rule_set_id)\
+        .join(Paper, Paper.id == PaperLabel.paper_id).where(PaperLabel.prelim.is_(True))
+    if rule_set:
+        q = q.where(RuleSet.sha256.startswith(rule_set))
+    best: dict[int, Any] = {}
+    for row in session.execute(q):
+        if row.paper_id not in best or row.rule_set_id > best[row.paper_id].rule_set_id:
+            best[row.paper_id] = row
+    counts = {(pid, rs): n for pid, rs, n in session.execute(
+        select(Finding.paper_id, Finding.rule_set_id, func.count()).group_by(Finding.paper_id, Finding.rule_set_id))}
+    return [Candidate("papers", pid, r.sha256, counts.get((pid, r.rule_set_id), 0), bool(r.computes), r.year,
+                      r.venue, r.ident, r.id) for pid, r in best.items()]
+
+
+def _snippet(text: str, limit: int = 300) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def paper_task(session: Session, cand: Candidate, config: LabelConfig) -> dict[str, Any]:
+    """The Label Studio task (data + one prediction) for one paper."""
+    paper = session.get(Paper, cand.item_id)
+    label = session.get(PaperLabel, cand.label_id)
+    assert paper is not None and label is not None
+    findings = session.scalars(select(Finding).where(Finding.paper_id == paper.id,
+                                                     Finding.rule_set_id == label.rule_set_id)
+                               .order_by(Finding.kind, Finding.label, Finding.start)).all()
+    groups: dict[tuple[str, str], list[Finding]] = defaultdict(list)
+    for f in findings:
+        groups[(QUESTION_OF_KIND.get(f.kind, f.kind), f.label)].append(f)
+    lines: list[str] = []
+    for (question, lab), fs in sorted(groups.items()):
+        lines.append(f"[{question}] {lab} ({len(fs)} match{'es' if len(fs) != 1 else ''}, rule {fs[0].rule_id})")
+        for f in fs[:EVIDENCE_PER_LABEL]:
+            lines.append(f"    «{_snippet(f.match, 80)}» … {_snippet(f.snippet)}")
+        if len(lines) >= EVIDENCE_MAX:
+            lines.append(f"… {len(findings)} matches in all")
+            break
+    if not lines:
+        lines.append("no rule matched beyond the word 'rouge'")
+    authors = ", ".join(paper.authors[:6]) + (" et al." if len(paper.authors) > 6 else "")
+    meta = (f"{authors} · {paper.venue or '?'} {paper.year or ''} · {paper.booktitle or ''}\n"
+            f"automated (rule file {cand.model_version[:12]}): computes={label.computes}; "
+            f"packages={', '.join(label.packages) or 'none'}; variants={', '.join(label.variants) or 'none'}; "
+            f"protocol={', '.join(label.protocol) or 'none'}; params={' | '.join(label.params) or 'none'}")
+    links = []
+    if paper.pdf_url:
+        links.append(f'<a href="{html.escape(paper.pdf_url)}" target="_blank">PDF</a>')
+    if paper.url:
+        links.append(f'<a href="{html.escape(paper.url)}" target="_blank">landing page</a>')
+    for u in label.code_urls[:5]:
+        links.append(f'<a href="{html.escape(u)}" target="_blank">{html.escape(u)}</a>')
+    data = {"ref": ref_of("papers", paper.id), "ident": paper.ident, "title": paper.title or "(untitled)",
+            "meta": meta, "links": " · ".join(links) or "no link", "evidence": "\n".join(lines),
+            "year": paper.year, "venue": paper.venue}
+    q = config.questions
+    result = [_choices_result("P0", ["yes" if label.computes else "no"])]
+    if label.params and "P1" in q:
+        result.append(_text_result("P1", list(label.params)))
+    for name, values in (("P2", label.variants), ("P3", label.protocol), ("P4", label.packages)):
+        if name in q:
+            result.append(_choices_result(name, _choice(q[name], values) or ["NONE"]))
+    return {"data": data, "predictions": [{"model_version": cand.model_version, "result": result}]}
+
+
+# --- codebases
+
+def code_candidates(session: Session) -> list[Candidate]:
+    """Codebases not excluded by the GitHub 'rouge' search (code_rouge_prelim)."""
+    rows = session.execute(
+        select(Codebase, Paper.year, Paper.venue, Paper.ident).join(Paper, Paper.id == Codebase.paper_id)
+        .where(Codebase.code_rouge_prelim.is_not(False))).all()
+    counts = dict(session.execute(select(CodeFinding.codebase_id, func.count()).group_by(CodeFinding.codebase_id)).all())
+    shas = dict(session.execute(select(CodeFinding.codebase_id, func.max(CodeFinding.rules_sha256))
+                                .group_by(CodeFinding.codebase_id)).all())
+    out = []
+    for cb, year, venue, ident in rows:
+        mv = shas.get(cb.id) or (f"scan:{cb.scan_commit}" if cb.scan_commit else "unscanned")
+        out.append(Candidate("code", cb.id, mv, counts.get(cb.id, 0),
+                             cb.scan_outcome == "ok" and bool(cb.packages), year, venue, ident))
+    return out
+
+
+def code_task(session: Session, cand: Candidate, config: LabelConfig) -> dict[str, Any]:
+    cb = session.get(Codebase, cand.item_id)
+    assert cb is not None
+    paper = session.get(Paper, cb.paper_id)
+    findings = session.scalars(select(CodeFinding).where(CodeFinding.codebase_id == cb.id)
+                               .order_by(CodeFinding.kind, CodeFinding.label, CodeFinding.file, CodeFinding.line)).all()
+    lines = []
+    for f in findings[:EVIDENCE_MAX]:
+        where = f"{f.file}:{f.line}" if f.line else f.file
+        lines.append(f"[{f.kind}] {f.label} ({f.source or '?'}) {where}: {_snippet(f.text, 200)}")
+    if len(findings) > EVIDENCE_MAX:
+        lines.append(f"… {len(findings)} findings in all")
+    if not lines:
+        lines.append(f"no scan evidence (scan: {cb.scan_outcome or 'not run'} {cb.scan_reason or ''})".strip())
+    meta = (f"paper {paper.ident if paper else cb.paper_id}: {paper.title if paper else ''}\n"
+            f"look-up: {cb.lookup_status or 'not done'} {cb.lookup_detail or ''}; stars {cb.stars}; "
+            f"license {cb.license}; archived {cb.archived}; official {cb.official}\n"
+            f"scan: {cb.scan_outcome or 'not run'} {cb.scan_reason or ''} at {cb.scan_commit or '?'}; "
+            f"packages={', '.join(cb.packages) or 'none'}; anti-features={', '.join(cb.anti_features) or 'none'}")
+    links = [f'<a href="{html.escape(cb.url)}" target="_blank">{html.escape(cb.url)}</a>']
+    if paper and paper.pdf_url:
+        links.append(f'<a href="{html.escape(paper.pdf_url)}" target="_blank">paper PDF</a>')
+    data = {"ref": ref_of("code", cb.id), "ident": paper.ident if paper else str(cb.paper_id),
+            "repository": cb.full_name or f"{cb.owner}/{cb.name}", "meta": meta, "links": " · ".join(links),
+            "evidence": "\n".join(lines), "year": paper.year if paper else None}
+    q = config.questions
+    result = [_choices_result("C0", ["no" if cb.lookup_status == "deleted" else "yes"])]
+    if "C1" in q:
+        result.append(_choices_result("C1", _choice(q["C1"], cb.packages) or ["NONE"]))
+    if cb.anti_features and "C2" in q:
+        result.append(_choices_result("C2", ["no"]))
+    return {"data": data, "predictions": [{"model_version": cand.model_version, "result": result}]}
+
+
+def build_task(session: Session, cand: Candidate, config: LabelConfig) -> dict[str, Any]:
+    return paper_task(session, cand, config) if cand.kind == "papers" else code_task(session, cand, config)
+
+
+def candidates(session: Session, kind: str, rule_set: str | None = None) -> list[Candidate]:
+    return paper_candidates(session, rule_set) if kind == "papers" else code_candidates(session)
+
+
+def answers_of(result: list[dict[str, Any]], config: LabelConfig) -> dict[str, Any]:
+    """An annotation's result as {question: answer}: a string for single choices and the
+    note, a list for multiple choices and parameter strings (one per line)."""
+    out: dict[str, Any] = {}
+    for r in result or []:
+        name = r.get("from_name")
+        spec = config.questions.get(name)
+        value = r.get("value") or {}
+        if spec is None:
+            continue
+        if spec.tag == "choices":
+            values = [str(v) for v in value.get("choices", [])]
+            out[name] = sorted(set(values)) if spec.multiple else (values[0] if values else None)
+        else:
+            texts = value.get("text", [])
+            texts = [texts] if isinstance(texts, str) else texts
+            if name == "note":
+                out[name] = "\n".join(t for t in texts if t).strip()
+            else:
+                lines = [" ".join(x.split()) for t in texts for x in str(t).splitlines()]
+                out[name] = [x for x in dict.fromkeys(lines) if x]
+    return {k: v for k, v in out.items() if v is not None}
