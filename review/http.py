@@ -226,7 +226,9 @@ class HttpClient:
                 except requests.Timeout:
                     reason, last, retry_after = "timeout", f"no answer within {wait:g}s", None
                 except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
-                    reason, last, retry_after = "connection_error", _short(exc), None
+                    # A read timeout while requests reads a non-streamed body arrives wrapped.
+                    reason = "timeout" if "timed out" in str(exc).lower() else "connection_error"
+                    last, retry_after = _short(exc), None
                 except requests.exceptions.InvalidURL:
                     raise FetchError("invalid URL", item=redact_url(url), reason="bad_url") from None
                 else:

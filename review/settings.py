@@ -60,6 +60,7 @@ class HarvestSettings(Section):
 class DownloadSettings(Section):
     max_bytes: int = Field(50_000_000, description="larger PDFs are refused")
     workers: int = Field(8, description="download threads in total (per-host limits still apply)")
+    max_seconds: float = Field(600.0, description="longest time one PDF may take to arrive (slow trickles fail as timeout)")
 
 
 class ExtractSettings(Section):

@@ -257,3 +257,17 @@ def test_ctrl_c_in_process_releases_unfinished_items(db, settings):
     assert report.counts == {"ok": 4 - done_before}
     assert {d.outcome for d in documents(db).values()} == {"ok"} and len(documents(db)) == 4
     assert_consistent(db, settings.data_dir)
+
+
+def test_a_body_that_trickles_past_the_time_limit_fails_as_timeout(db, settings):
+    settings.download.max_seconds = 0.3
+    with DripServer(chunk=200, pause=0.05) as drip:  # 100 kB at 4 kB/s: 25 s if nobody cuts it short
+        add_paper(db, "DRIP", drip.add("/drip.pdf", make_pdf(60, pad=100_000)))
+        t0 = time.monotonic()
+        report = run_download(db, settings)
+        assert time.monotonic() - t0 < 3, "the watchdog cuts a blocked read short"
+        assert drip.requests["/drip.pdf"] == 1, "a deliberate limit is not retried"
+    doc = documents(db)["DRIP"]
+    assert (doc.outcome, doc.reason, report.counts["timeout"]) == ("failed", "timeout", 1)
+    assert "time limit" in doc.detail
+    assert_consistent(db, settings.data_dir)

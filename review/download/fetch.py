@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import socket
 import threading
+import time
 import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -72,7 +74,7 @@ def crc32_hex(value: int) -> str:
 
 def fetch_pdf(client: HttpClient, store: PdfStore, url: str, *, max_bytes: int,
               crc32: str | None = None, sha256: str | None = None, prior: Prior | None = None,
-              stop: threading.Event | None = None, tries: int = 3) -> FetchResult:
+              stop: threading.Event | None = None, tries: int = 3, max_seconds: float | None = None) -> FetchResult:
     """Download `url` into `store`; a body that breaks off is tried again up to `tries` times.
 
     Raises `Interrupted` when `stop` is set mid-download (the temp file is removed).
@@ -81,7 +83,7 @@ def fetch_pdf(client: HttpClient, store: PdfStore, url: str, *, max_bytes: int,
     result = FetchResult("failed", url=url)
     for attempt in range(max(1, tries)):
         result = _fetch_once(client, store, url, max_bytes=max_bytes, crc32=crc32, sha256=sha256,
-                             prior=prior, stop=stop)
+                             prior=prior, stop=stop, max_seconds=max_seconds)
         result.tries = attempt + 1
         if not result.retryable or attempt + 1 >= tries or stop.is_set():
             break
@@ -102,7 +104,9 @@ def _conditional_headers(store: PdfStore, prior: Prior | None) -> dict[str, str]
 
 
 def _fetch_once(client: HttpClient, store: PdfStore, url: str, *, max_bytes: int, crc32: str | None,
-                sha256: str | None, prior: Prior | None, stop: threading.Event) -> FetchResult:
+                sha256: str | None, prior: Prior | None, stop: threading.Event,
+                max_seconds: float | None) -> FetchResult:
+    deadline = time.monotonic() + max_seconds if max_seconds else None
     headers = _conditional_headers(store, prior)
     try:
         resp = client.get(url, headers=headers, stream=True)
@@ -128,19 +132,24 @@ def _fetch_once(client: HttpClient, store: PdfStore, url: str, *, max_bytes: int
         temp = store.temp_path()
         try:
             return _stream(resp, temp, store, base, declared=declared, max_bytes=max_bytes,
-                           crc32=crc32, sha256=sha256, stop=stop)
+                           crc32=crc32, sha256=sha256, stop=stop, deadline=deadline)
         finally:
             temp.unlink(missing_ok=True)
 
 
 def _stream(resp: requests.Response, temp: Path, store: PdfStore, base: FetchResult, *, declared: int | None,
-            max_bytes: int, crc32: str | None, sha256: str | None, stop: threading.Event) -> FetchResult:
+            max_bytes: int, crc32: str | None, sha256: str | None, stop: threading.Event,
+            deadline: float | None = None) -> FetchResult:
     digest, crc, size, head = hashlib.sha256(), 0, 0, b""
+    watch = _Watchdog(resp, stop, deadline)
     try:
         with temp.open("wb") as fh:
             for chunk in resp.iter_content(CHUNK):
                 if stop.is_set():
                     raise Interrupted(base.url)
+                if watch.expired():
+                    watch.fired = True
+                    break
                 size += len(chunk)
                 if size > max_bytes:
                     return _fail(base, "too_large", f"body exceeds the limit of {max_bytes} bytes")
@@ -149,18 +158,30 @@ def _stream(resp: requests.Response, temp: Path, store: PdfStore, base: FetchRes
                 digest.update(chunk)
                 crc = zlib.crc32(chunk, crc)
                 fh.write(chunk)
+            watch.done()
             resp.close()  # the body is in: free the host slot before the slow disk flush
-            fh.flush()
-            os.fsync(fh.fileno())
+            if not watch.fired:
+                fh.flush()
+                os.fsync(fh.fileno())
     except requests.exceptions.ChunkedEncodingError:
-        return _fail(base, "truncated", f"connection closed before the end of the body "
-                                        f"({declared if declared is not None else 'unknown'} bytes announced)", retryable=True)
+        if not watch.fired:
+            return _fail(base, "truncated", f"connection closed before the end of the body "
+                                            f"({declared if declared is not None else 'unknown'} bytes announced)",
+                         retryable=True)
     except requests.exceptions.ConnectionError as exc:
-        if "timed out" in str(exc).lower():
-            return _fail(base, "timeout", f"body stalled after {size} bytes", retryable=True)
-        return _fail(base, "truncated", f"connection lost after {size} bytes", retryable=True)
+        if not watch.fired:
+            if "timed out" in str(exc).lower():
+                return _fail(base, "timeout", f"body stalled after {size} bytes", retryable=True)
+            return _fail(base, "truncated", f"connection lost after {size} bytes", retryable=True)
     except requests.Timeout:
-        return _fail(base, "timeout", f"body stalled after {size} bytes", retryable=True)
+        if not watch.fired:
+            return _fail(base, "timeout", f"body stalled after {size} bytes", retryable=True)
+    finally:
+        watch.done()
+    if watch.fired:
+        if stop.is_set():
+            raise Interrupted(base.url)
+        return _fail(base, "timeout", f"still arriving after the time limit ({size} bytes so far)")
     if declared is not None and not resp.headers.get("Content-Encoding") and size != declared:
         return _fail(base, "truncated", f"got {size} of {declared} bytes", retryable=True)
     base.size = size
@@ -177,6 +198,40 @@ def _stream(resp: requests.Response, temp: Path, store: PdfStore, base: FetchRes
     base.path = store.commit(temp, got_sha)
     base.outcome = "ok"
     return base
+
+
+class _Watchdog:
+    """Cuts a body read short when the run stops or the time limit passes.
+
+    Why: a socket read blocks until data arrives, so a server trickling a byte now and
+    then defeats both the per-read timeout and any check between chunks. Shutting the
+    socket down from this thread wakes the blocked read at once.
+    """
+
+    def __init__(self, resp: requests.Response, stop: threading.Event, deadline: float | None):
+        self.resp, self.stop, self.deadline = resp, stop, deadline
+        self.fired = False
+        self._done = threading.Event()
+        threading.Thread(target=self._run, name="download-watchdog", daemon=True).start()
+
+    def expired(self) -> bool:
+        return self.fired or (self.deadline is not None and time.monotonic() > self.deadline)
+
+    def done(self) -> None:
+        self._done.set()
+
+    def _run(self) -> None:
+        while not self._done.wait(0.1):
+            if self.stop.is_set() or (self.deadline is not None and time.monotonic() > self.deadline):
+                self.fired = True
+                conn = getattr(self.resp.raw, "connection", None)
+                sock = getattr(conn, "sock", None)
+                try:
+                    if sock is not None:
+                        sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                return
 
 
 def _fail(result: FetchResult, reason: str, detail: str, *, retryable: bool = False) -> FetchResult:

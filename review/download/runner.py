@@ -210,7 +210,8 @@ def _process(db: Database, settings: Settings, store: PdfStore, client: HttpClie
                     taken += len(claims)
                     for job in jobs:
                         fut = pool.submit(fetch_pdf, client, store, job.url, max_bytes=settings.download.max_bytes,
-                                          crc32=job.crc32, sha256=job.sha256, prior=job.prior, stop=stop, tries=tries)
+                                          crc32=job.crc32, sha256=job.sha256, prior=job.prior, stop=stop, tries=tries,
+                                          max_seconds=settings.download.max_seconds)
                         running[fut] = job
                 if not running:
                     break
