@@ -1,0 +1,206 @@
+"""The human pass without a server: agreement arithmetic, resolution, configs, selection,
+the offline file path and the commands' errors."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+from sqlalchemy import select
+
+from review.db import migrate
+from review.db.models import HumanDecision, HumanResolution
+from review.db.session import Database
+from review.errors import InputFileError
+from review.labelstudio.agreement import cohen_kappa, nominal_alpha
+from review.labelstudio.offline import import_annotations
+from review.labelstudio.resolve import Vote, resolve_votes
+from review.labelstudio.select import choose, order
+from review.labelstudio.tasks import answers_of, candidates, label_config, parse_ref
+from review.settings import Settings
+from tests.labelstudio_support import choices, seed_papers, text
+
+
+@pytest.fixture
+def settings(tmp_path) -> Settings:
+    return Settings(exports_dir=tmp_path / "exports", data_dir=tmp_path / "db")
+
+
+# --- agreement against hand-computed values (derivations in test_labelstudio.py)
+
+P0 = {"A": {"r1": "y", "r2": "y", "r3": "y"}, "B": {"r1": "y", "r2": "y", "r3": "n"},
+      "C": {"r1": "n", "r2": "n", "r3": "n"}, "D": {"r1": "y", "r2": "n"}}
+P2 = {"A": {"r1": "R", "r2": "R"}, "B": {"r1": "RF", "r2": "RF"}, "C": {"r1": "N", "r2": "R"},
+      "D": {"r1": "F", "r2": "F"}}
+
+
+def test_alpha_matches_hand_computed_values():
+    assert nominal_alpha(P0) == pytest.approx(1 / 3)
+    assert nominal_alpha(P2) == pytest.approx(16 / 23)
+    # a unit with a single answer carries no pairs and changes nothing
+    assert nominal_alpha({**P0, "E": {"r1": "n"}}) == pytest.approx(1 / 3)
+    # two raters, two units, total disagreement: Do=4/4, De=2*2*2/(4*3)=2/3 -> alpha=1-3/2=-0.5
+    assert nominal_alpha({"u": {"a": "x", "b": "y"}, "v": {"a": "y", "b": "x"}}) == pytest.approx(-0.5)
+
+
+def test_alpha_and_kappa_are_none_when_undefined():
+    assert nominal_alpha({"u": {"a": "x", "b": "x"}}) is None  # one category: no expected disagreement
+    assert nominal_alpha({"u": {"a": "x"}}) is None
+    assert cohen_kappa([]) is None and cohen_kappa([("x", "x"), ("x", "x")]) is None
+
+
+def test_kappa_matches_hand_computed_values():
+    assert cohen_kappa([(a["r1"], a["r2"]) for a in P2.values()]) == pytest.approx(2 / 3)
+    # 10 items: 4 yes/yes, 1 yes/no, 2 no/yes, 3 no/no: po=.7, pe=.5*.6+.5*.4=.5, kappa=.4
+    pairs = [("y", "y")] * 4 + [("y", "n")] + [("n", "y")] * 2 + [("n", "n")] * 3
+    assert cohen_kappa(pairs) == pytest.approx(0.4)
+
+
+# --- resolution
+
+def votes(*answers, adjudicated=None):
+    out = [Vote("papers", 1, "P0", f"r{i}", a, False, i) for i, a in enumerate(answers)]
+    if adjudicated is not None:
+        out.append(Vote("papers", 1, "P0", "boss", adjudicated, True, 99))
+    return out
+
+
+@pytest.mark.parametrize("answers, status, answer, adjudicate", [
+    (("yes",), "single", "yes", False),
+    (("yes", "yes"), "agreed", "yes", False),
+    (("yes", "yes", "no"), "majority", "yes", False),
+    (("yes", "no"), "tie", None, True),
+    (("a", "b", "c"), "tie", None, True),
+    ((["x", "y"], ["y", "x"]), "agreed", ["x", "y"], False),
+])
+def test_resolution_by_majority(answers, status, answer, adjudicate):
+    res = resolve_votes(votes(*answers))
+    assert (res["status"], res["answer"], res["needs_adjudication"]) == (status, answer, adjudicate)
+    assert res["reviewers"] == len(answers)
+
+
+def test_adjudication_wins_and_keeps_the_tally():
+    res = resolve_votes(votes("yes", "no", adjudicated="no"))
+    assert (res["status"], res["answer"], res["needs_adjudication"]) == ("adjudicated", "no", False)
+    assert [v["count"] for v in res["votes"]] == [1, 1]
+
+
+# --- configs and answers
+
+def test_label_configs_hold_every_question():
+    papers, code = label_config("papers"), label_config("code")
+    assert papers.scored == ["P0", "P1", "P2", "P3", "P4"] and "note" in papers.questions
+    assert code.scored == ["C0", "C1", "C2"] and "note" in code.questions
+    assert not papers.questions["P0"].multiple and papers.questions["P4"].multiple
+    assert {"ROUGE-1.5.5", "MS/rouge", "GL/rougescore", "unknown pyrouge", "NONE"} <= set(papers.questions["P4"].choices)
+    for xml in (papers.xml, code.xml):
+        assert "$evidence" in xml and "$links" in xml
+
+
+def test_answers_are_normalized():
+    config = label_config("papers")
+    got = answers_of([choices("P0", "yes"), choices("P2", "recall", "f-score", "recall"),
+                      text("P1", "-n 2  -m\n\n-c 95", "-n 2 -m"), text("note", "fine", ""),
+                      {"from_name": "other", "value": {}}], config)
+    assert got == {"P0": "yes", "P2": ["f-score", "recall"], "P1": ["-n 2 -m", "-c 95"], "note": "fine"}
+    assert parse_ref("paper:12") == ("papers", 12) and parse_ref("codebase:3") == ("code", 3)
+    assert parse_ref("paper:x") is None and parse_ref(None) is None
+
+
+# --- selection and order
+
+def test_selection_is_seeded_and_stratified(db):
+    seed_papers(db, 12, computes=lambda i: i % 3 != 0)
+    with db.session() as s:
+        cands = candidates(s, "papers")
+        assert len(cands) == 12
+        assert len(choose(s, cands, "flagged")) == 8
+        one = [c.item_id for c in choose(s, cands, "sample", n=5, seed=1)]
+        assert one == [c.item_id for c in choose(s, list(reversed(cands)), "sample", n=5, seed=1)]
+        assert one != [c.item_id for c in choose(s, cands, "sample", n=5, seed=2)]
+        strat = choose(s, cands, "stratified", n=2, seed=0, by="year")
+        assert Counter(c.year for c in strat) == {2018: 2, 2019: 2, 2020: 2}
+    ordered = order(cands, "least-certain")
+    assert [c.certainty for c in ordered] == sorted(c.certainty for c in cands)
+
+
+# --- offline import from a Label Studio JSON export
+
+def export_of(ids, annotations):
+    return [{"id": 100 + n, "data": {"ref": f"paper:{pid}", "ident": f"2020.test-{n}"},
+             "annotations": annotations(n)} for n, pid in enumerate(ids)]
+
+
+def test_offline_import_is_idempotent_and_follows_updates_and_deletions(db, settings, tmp_path):
+    ids = seed_papers(db, 3)
+    f = tmp_path / "export.json"
+    ann = lambda n: [{"id": 10 * n + k, "completed_by": k, "result": [choices("P0", "yes")],  # noqa: E731
+                      "updated_at": "2026-11-20T10:00:00Z", "was_cancelled": False} for k in (1, 2)]
+    f.write_text(json.dumps(export_of(ids, ann)))
+    first = import_annotations(db, settings, f)
+    assert (first.new, first.tasks) == (6, 3)
+    assert (import_annotations(db, settings, f).new, import_annotations(db, settings, f).unchanged) == (0, 6)
+    # later export: one answer changed, one annotation skipped (cancelled), one gone
+    changed = json.loads(f.read_text())
+    changed[0]["annotations"][0]["result"] = [choices("P0", "no")]
+    changed[0]["annotations"][0]["updated_at"] = "2026-11-21T10:00:00Z"
+    changed[1]["annotations"][0]["was_cancelled"] = True
+    del changed[2]["annotations"][1]
+    f.write_text(json.dumps(changed))
+    res = import_annotations(db, settings, f)
+    assert (res.updated, res.withdrawn, res.deleted) == (1, 1, 1)
+    with db.session() as s:
+        rows = s.scalars(select(HumanDecision).order_by(HumanDecision.id)).all()
+        assert len(rows) == 6 and sum(r.deleted for r in rows) == 2
+        assert {r.origin for r in rows} == {"file:export"} and rows[0].annotator == "user:1"
+        res0 = s.scalar(select(HumanResolution).where(HumanResolution.item_id == ids[0]))
+        assert res0.status == "tie" and res0.needs_adjudication
+
+
+def test_offline_import_refuses_bad_files_and_skips_foreign_tasks(db, settings, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(InputFileError, match="not JSON") as exc:
+        import_annotations(db, settings, bad)
+    assert exc.value.exit_code == 8
+    bad.write_text(json.dumps({"tasks": []}))
+    with pytest.raises(InputFileError, match="not a Label Studio JSON export"):
+        import_annotations(db, settings, bad)
+    with pytest.raises(InputFileError, match="not found"):
+        import_annotations(db, settings, tmp_path / "missing.json")
+    ids = seed_papers(db, 1)
+    mixed = tmp_path / "mixed.json"
+    one = [{"id": 1, "completed_by": 1, "result": [choices("P0", "yes")], "updated_at": "2026-11-20T10:00:00Z"}]
+    mixed.write_text(json.dumps([
+        {"id": 1, "data": {"ref": f"paper:{ids[0]}", "ident": "2020.test-0"}, "annotations": one},
+        {"id": 2, "data": {"ref": "paper:99999", "ident": "nope"}, "annotations": one},
+        {"id": 3, "data": {"ref": f"paper:{ids[0]}", "ident": "another database"}, "annotations": one},
+        {"id": 4, "data": {"text": "no ref"}, "annotations": one}]))
+    res = import_annotations(db, settings, mixed)
+    assert (res.new, res.tasks) == (1, 1)
+
+
+# --- commands
+
+def test_cli_offline_export_and_errors(cli, tmp_path, monkeypatch):
+    database = Database(f"sqlite:///{tmp_path / 'db' / 'review.sqlite'}")
+    migrate.upgrade(database)
+    seed_papers(database, 2)
+    database.dispose()
+    code, out, err = cli("queue", "papers", "--offline", "tasks.json", "--json")
+    assert code == 0, err
+    assert json.loads(out)["selected"] == 2 and "wrote 2 tasks" in err
+    tasks = json.loads((tmp_path / "tasks.json").read_text())
+    assert [t["data"]["ident"] for t in tasks] == ["2020.test-0", "2020.test-1"]
+    code, _, err = cli("queue", "bogus")
+    assert code == 3 and "unknown queue 'bogus'" in err
+    monkeypatch.delenv("LABEL_STUDIO_API_KEY", raising=False)
+    code, _, err = cli("queue", "papers")
+    assert code == 3 and "LABEL_STUDIO_API_KEY" in err
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", "sekrit-key-123")
+    monkeypatch.setenv("LABEL_STUDIO_URL", "http://127.0.0.1:9")
+    code, out, err = cli("queue", "papers")
+    assert code == 7 and "cannot reach Label Studio" in err and "sekrit-key-123" not in out + err
+    code, _, err = cli("pull", "--from-file", "missing.json")
+    assert code == 8
