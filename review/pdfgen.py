@@ -387,12 +387,13 @@ _GIVEN = ["Wojciech", "Matt", "Wen", "Giuseppe", "Rachel", "Pinelopi", "Diego", 
           "Yuning", "Aomi", "Linh", "Chidi", "Astrid"]
 
 
-def _sentence(rng: random.Random) -> str:
+def _sentence(rng: random.Random, rouge: bool = True) -> str:
     n = rng.randint(9, 20)
     words = [rng.choice(_WORDS) for _ in range(n)]
     words[0] = words[0].capitalize()
     if rng.random() < 0.3:
-        words.insert(rng.randint(1, n - 1), rng.choice(["ROUGE-1", "ROUGE-L", "BERTScore", "BLEU", "ROUGE-2"]))
+        metric = rng.choice(["ROUGE-1", "ROUGE-L", "BERTScore", "BLEU", "ROUGE-2"])
+        words.insert(rng.randint(1, n - 1), metric if rouge or "ROUGE" not in metric else "BLEU")
     return " ".join(words) + "."
 
 
@@ -412,9 +413,7 @@ def sample_spec(seed: int = 0, *, sections: int = 5, paragraphs: int = 4, rouge:
     for s in range(sections):
         paras = []
         for _ in range(paragraphs):
-            sents = [_sentence(rng) for _ in range(rng.randint(4, 7))]
-            if not rouge:
-                sents = [re.sub(r"ROUGE-\w+", "BLEU", x) for x in sents]
+            sents = [_sentence(rng, rouge) for _ in range(rng.randint(4, 7))]
             if special and (rng.random() < 0.25 or len(special) * 2 >= paras_needed - len(secs) * paragraphs):
                 sent = special.pop(0)
                 if "[fn:{n}]" in sent:
@@ -437,6 +436,6 @@ def sample_spec(seed: int = 0, *, sections: int = 5, paragraphs: int = 4, rouge:
             f"{rng.choice(_WORDS)} for summarization. In Proceedings of ACL." for i in range(6)]
     title = "Effective and Efficient " + rng.choice(["Summarization", "Evaluation", "Classification"]) + \
         " with Fine-grained " + rng.choice(["Reflection", "Affinity", "Configuration"])
-    abstract = " ".join(_sentence(rng) for _ in range(5))
+    abstract = " ".join(_sentence(rng, rouge) for _ in range(5))
     return PaperSpec(title=title, authors=authors, abstract=abstract, sections=secs, footnotes=footnotes,
                      table=table, table_after=min(3, sections), references=refs)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import signal
+import sys
 import time
 from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as mp_wait
@@ -48,6 +49,9 @@ def _limit_memory(memory_mb: int) -> None:
 def _worker_main(conn: Connection, memory_mb: int) -> None:
     """Child loop: receive (path, backend), send back an Extraction as a dict."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
+    # Fresh stdout/stderr objects: a lock held by a parent thread (a progress bar) at fork
+    # time must not block the child; parser warnings are noise here anyway.
+    sys.stdout = sys.stderr = open(os.devnull, "w")
     try:
         _limit_memory(memory_mb)
     except (ValueError, OSError) as exc:  # a cap below current use: report, do not die silently

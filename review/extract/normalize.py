@@ -13,15 +13,18 @@ Steps, in order (bump NORMALIZER_VERSION when any of them changes; it is stored 
    forms folded. Soft hyphens (U+00AD) and Unicode hyphens U+2010/U+2011 are unified.
 4. End-of-line hyphenation: PDFium marks a line-end hyphen with U+FFFE and joins the
    lines; pdfminer leaves "-" plus a newline. Both are treated alike: the pieces are
-   joined into one word unless the hyphen is real. A hyphen is kept when the next piece
-   starts with a digit or a capital ("ROUGE-" / "1.5.5"), the previous piece ends with a
-   digit, or the document itself prefers the hyphenated form: "py-rouge" appears
-   elsewhere more often than "pyrouge", or both pieces are words of their own in the
-   document while the joined word never appears ("cross-" / "lingual").
+   joined into one word unless the hyphen is real. A hyphen is always kept next to a
+   digit ("ROUGE-" / "1.5.5"). Otherwise the document's own spelling decides: "py-rouge"
+   elsewhere more often than "pyrouge" keeps it, "METEOR" elsewhere joins "ME-" /
+   "TEOR". Without evidence, a capital after the break keeps it ("ROUGE-" / "L"), as do
+   two pieces that are words of their own in the document ("cross-" / "lingual");
+   everything else is joined ("evalu-" / "ation").
 5. A space left before a full stop, comma or semicolon by a superscript footnote mark
-   ("stemming1 . Then") is removed.
+   ("stemming1 . Then") is removed, and a URL broken after "." or "/" at a line end
+   ("https://github. com/kedz") is rejoined when it continues in lower case.
 6. Whitespace is collapsed: runs inside a page become one space; pages are separated by
-   one newline. Control characters and stray U+FFFE are dropped.
+   one newline. Control characters, stray U+FFFE, private-use code points (unmapped
+   symbol glyphs) and accents left without a letter are dropped.
 
 Reading order is the backend's job (see backends.py); normalization never reorders.
 """
@@ -54,7 +57,9 @@ _TIGHT_ACCENT = re.compile(rf"([^\W\d_])([{_ACC}])([^\W\d_])")
 _BREAK = re.compile(r"([^\W_]+)(?:\ufffe[ \t]*\n?|\u00ad[ \t]*\n?|-[ \t]*[\n\f])[ \t\n\f]*([^\W_]+)")
 _WORD = re.compile(r"[^\W\d_][^\W_]*(?:-[^\W_]+)*")
 _SPACE_BEFORE_PUNCT = re.compile(r" ([.,;])(?= |\n|$)")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\ufffe\uffff]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\ufffe\uffff\ue000-\uf8ff\U000f0000-\U0010ffff]")
+_ORPHAN_ACCENT = re.compile(rf"[{_ACC}]")
+_URL_BREAK = re.compile(r"((?:https?://|www\.)\S*[./]) ([a-z0-9][\w./~%#?=&-]*)")
 
 
 def _compose(base: str, mark: str) -> str | None:
@@ -79,7 +84,8 @@ def reattach_accents(text: str) -> str:
         return prev + c if c else m.group(0)
 
     text = _SPACED_ACCENT.sub(spaced, text)
-    return _TIGHT_ACCENT.sub(tight, text)
+    text = _TIGHT_ACCENT.sub(tight, text)
+    return _ORPHAN_ACCENT.sub("", text)  # an accent with no letter to sit on is noise
 
 
 def _vocabulary(text: str) -> Counter[str]:
@@ -97,16 +103,17 @@ def _vocabulary(text: str) -> Counter[str]:
 
 def keep_hyphen(left: str, right: str, vocab: Counter[str]) -> bool:
     """True when the line-end hyphen between `left` and `right` is a real one."""
-    if right[0].isdigit() or right[0].isupper() or left[-1].isdigit():
-        return True
+    if right[0].isdigit() or left[-1].isdigit():
+        return True  # ROUGE-1, ROUGE-1.5.5, BERT-2 ...
     lw, rw = left.lower(), right.lower()
     joined, hyphenated = vocab[lw + rw], vocab[f"{lw}-{rw}"]
-    if hyphenated > joined:
-        return True
-    if joined == 0 and len(lw) > 1 and len(rw) > 1:
-        as_words = (vocab[lw] + vocab["\x00part:" + lw] > 0) and (vocab[rw] + vocab["\x00part:" + rw] > 0)
-        if as_words:
-            return True
+    if joined != hyphenated:
+        return hyphenated > joined  # the document's own spelling decides
+    if right[0].isupper():
+        return True  # ROUGE-L, BERT-Base
+    if len(lw) > 1 and len(rw) > 1:
+        # Compound of two words the document uses on their own ("cross-" / "lingual").
+        return vocab[lw] + vocab["\x00part:" + lw] > 0 and vocab[rw] + vocab["\x00part:" + rw] > 0
     return False
 
 
@@ -139,7 +146,8 @@ def normalize_pages(pages: list[str]) -> str:
     out_pages = []
     for page in text.split("\f"):
         page = " ".join(page.split())
-        out_pages.append(_SPACE_BEFORE_PUNCT.sub(r"\1", page))
+        page = _SPACE_BEFORE_PUNCT.sub(r"\1", page)
+        out_pages.append(_URL_BREAK.sub(r"\1\2", page))
     return "\n".join(p for p in out_pages if p)
 
 

@@ -1,0 +1,48 @@
+"""Helpers for the extraction and search tests: papers with PDFs in a data dir."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+from review.db.models import Document, Paper
+from review.db.session import Database
+
+PDFS = Path(__file__).resolve().parent / "data" / "pdfs"
+
+
+def add_paper_with_pdf(db: Database, data_dir: Path, pdf: Path | None, ident: str, *, title: str = "",
+                       year: int = 2020) -> int:
+    """A paper whose Document row points at a copy of `pdf` in the content-addressed store.
+
+    The download stage normally writes these rows; tests write them directly so the
+    extraction stage is tested on its own. `pdf=None` makes a Document whose file is gone.
+    """
+    if pdf is not None:
+        data = pdf.read_bytes()
+        sha = hashlib.sha256(data).hexdigest()
+        rel = Path("pdfs") / sha[:2] / sha[2:4] / f"{sha}.pdf"
+        (data_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(pdf, data_dir / rel)
+        size = len(data)
+    else:
+        sha, rel, size = "0" * 64, Path("pdfs/00/00/gone.pdf"), 0
+    with db.session() as s:
+        paper = Paper(ident=ident, source="local", title=title or ident, authors=["Test"], year=year)
+        s.add(paper)
+        s.flush()
+        s.add(Document(paper_id=paper.id, url=f"https://example.org/{ident}.pdf", path=rel.as_posix(), sha256=sha,
+                       size=size, content_type="application/pdf", http_status=200, outcome="ok"))
+        s.flush()
+        return paper.id
+
+
+def write_config(directory: Path, db_url: str, data_dir: Path, **extract: object) -> Path:
+    """A review.toml pointing the CLI at the test database and data dir."""
+    lines = [f'database_url = "{db_url}"', f'data_dir = "{data_dir.as_posix()}"', "", "[extract]"]
+    for k, v in extract.items():
+        lines.append(f"{k} = {v!r}" if not isinstance(v, str) else f'{k} = "{v}"')
+    path = directory / "review.toml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
