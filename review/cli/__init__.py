@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
     except ReviewError as exc:
         if debug:
             raise
-        err_console.print(f"error: {exc}")
+        err_console.print(f"error: {exc}", markup=False)
         if exc.hint:
-            err_console.print(f"hint: {exc.hint}")
+            err_console.print(f"hint: {exc.hint}", markup=False)
         sys.exit(exc.exit_code)
