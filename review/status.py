@@ -19,6 +19,7 @@ class StatusReport:
     stages: list[dict[str, Any]] = field(default_factory=list)  # {stage, outcome, reason, count}
     queue: list[dict[str, Any]] = field(default_factory=list)  # {stage, state, count}
     runs: list[dict[str, Any]] = field(default_factory=list)
+    agreement: list[dict[str, Any]] = field(default_factory=list)  # per question: alpha, kappa, units (review pull)
     schema: str | None = None
     database: str = ""
 
@@ -58,4 +59,6 @@ def build_status(session: Session, *, last_runs: int = 5) -> StatusReport:
                     "started_at": r.started_at.isoformat() if r.started_at else None,
                     "finished_at": r.finished_at.isoformat() if r.finished_at else None,
                     "summary": r.summary, "counts": r.counts} for r in runs]
+    from review.labelstudio.agreement import agreement_report  # the human pass's own statistics
+    report.agreement = agreement_report(session)
     return report

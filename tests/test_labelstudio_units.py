@@ -204,3 +204,26 @@ def test_cli_offline_export_and_errors(cli, tmp_path, monkeypatch):
     assert code == 7 and "cannot reach Label Studio" in err and "sekrit-key-123" not in out + err
     code, _, err = cli("pull", "--from-file", "missing.json")
     assert code == 8
+
+
+def test_status_shows_agreement_per_question(cli, tmp_path):
+    database = Database(f"sqlite:///{tmp_path / 'db' / 'review.sqlite'}")
+    migrate.upgrade(database)
+    ids = seed_papers(database, 4)
+    answers = [("yes", "yes"), ("yes", "no"), ("no", "no"), ("yes", "yes")]
+    export = [{"id": n, "data": {"ref": f"paper:{pid}", "ident": f"2020.test-{n}"},
+               "annotations": [{"id": 10 * n + k, "completed_by": k, "updated_at": "2026-11-20T10:00:00Z",
+                                "result": [choices("P0", answers[n][k])]} for k in (0, 1)]}
+              for n, pid in enumerate(ids)]
+    (tmp_path / "export.json").write_text(json.dumps(export))
+    database.dispose()
+    code, out, err = cli("pull", "--from-file", "export.json")
+    assert code == 0, err
+    assert "P0" in out and (tmp_path / "exports" / "human_agreement.json").is_file()
+    code, out, _ = cli("status", "--json")
+    (p0,) = json.loads(out)["agreement"]
+    # pairs y/y, y/n, n/n, y/y: po=3/4, pe=(3*2+1*2)/16=1/2, kappa=1/2;
+    # alpha: n=8 (5 y, 3 n), Do=2/8, De=2*5*3/56=30/56, alpha=1-(1/4)/(30/56)=1-56/120=8/15
+    assert p0["question"] == "P0" and p0["kappa"] == pytest.approx(0.5) and p0["alpha"] == pytest.approx(8 / 15)
+    code, out, _ = cli("status")
+    assert "Reviewer agreement" in out and "0.533" in out

@@ -39,5 +39,10 @@ def status(
                 [(r["stage"], r["outcome"], r["reason"] or "", r["count"]) for r in report.stages])
     if report.queue:
         print_table("Work queue", ["stage", "state", "items"], [(q["stage"], q["state"], q["count"]) for q in report.queue])
+    if report.agreement:
+        print_table("Reviewer agreement", ["question", "alpha", "kappa", "items (2+ reviewers)", "annotators"],
+                    [(a["question"], "n/a" if a["alpha"] is None else f"{a['alpha']:.3f}",
+                      "n/a" if a["kappa"] is None else f"{a['kappa']:.3f}", a["units"], a["annotators"])
+                     for a in report.agreement])
     print_table("Last runs", ["id", "command", "status", "started", "summary"],
                 [(r["id"], r["command"], r["status"], r["started_at"], r["summary"] or "") for r in report.runs])
