@@ -1,0 +1,65 @@
+"""`review survey`: every stage in order, resumable; `--sample` runs offline on a bundled corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from review.cli import context
+from review.cli.app import app
+from review.cli.options import JsonOpt
+from review.cli.output import print_json, print_table, summary
+from review.errors import ItemsFailed
+from review.survey import StageReport, run_sample_survey, run_survey
+
+
+@app.command()
+def survey(
+    ctx: typer.Context,
+    sample: bool = typer.Option(False, "--sample", help="Run offline on the bundled sample corpus (own database and exports folder)."),
+    source: Optional[List[str]] = typer.Option(None, "--source", help="Harvest only these sources (acl, dblp); repeatable."),
+    no_github: bool = typer.Option(False, "--no-github", help="Skip the GitHub look-ups."),
+    human: str = typer.Option("auto", "--human", help="Human pass: auto (Label Studio if its key is set), offline (write import files), skip."),
+    format_: Optional[str] = typer.Option(None, "--format", help="Dataset format: csv, jsonl or parquet."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Export folder (default: the exports_dir setting)."),
+    time: Optional[str] = typer.Option(None, "--time", help="Time written in the export manifest."),
+    json_: JsonOpt = False,
+) -> None:
+    """Run every stage in order: harvest, download, extract, label, code link / github /
+    scan, the human pass (queued and reported, not waited on), compute, export. Rerun it
+    to resume where it stopped. Ends with the paths of the report and the figures.
+
+    Example:
+        review survey --sample
+        review survey --source acl --no-github
+    """
+    app_ctx = context.get(ctx)
+
+    def show(stage: StageReport) -> None:
+        if not json_:
+            typer.echo(f"[{stage.status:>7}] {stage.name}: {stage.summary}", err=True)
+
+    if sample:
+        result = run_sample_survey(app_ctx.settings, keep_database=bool(app_ctx.db_url), out_dir=out, fmt=format_,
+                                   time_=time, on_stage=show)
+    else:
+        result = run_survey(app_ctx.database(), app_ctx.settings, sources=source or ("acl", "dblp"),
+                            github=not no_github, human=human, out_dir=out, fmt=format_, time_=time, on_stage=show)
+    if json_:
+        print_json(result.as_dict())
+    else:
+        print_table("Survey", ["stage", "status", "seconds", "summary"],
+                    [(s.name, s.status, f"{s.seconds:.1f}", s.summary) for s in result.stages])
+        typer.echo(f"database: {result.database}")
+        if result.report:
+            typer.echo(f"report:   {result.report}")
+            typer.echo(f"dataset:  {result.dataset}")
+            for fig in result.figures:
+                typer.echo(f"figure:   {fig}")
+        if result.human_file:
+            typer.echo(f"human review tasks: {result.human_file.parent}")
+    summary(result.summary())
+    if result.failed:
+        raise ItemsFailed(f"stages failed: {', '.join(result.failed)}", hint="see the messages above; rerun to resume")

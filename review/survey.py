@@ -1,0 +1,325 @@
+"""`review survey`: every stage in order, resumable, ending with the report and figures.
+
+harvest -> download -> extract -> label -> code link -> code github -> code scan ->
+human pass (queued and reported, never waited on) -> compute -> export.
+
+Each stage is the other areas' own library call, so the survey is exactly what running
+the commands one by one does: each records its own run, and each resumes from its own
+queue, so a survey stopped anywhere (Ctrl-C, crash, a dead network) continues where it
+stopped when run again. A stage that fails is reported and the later stages still run on
+whatever data exists. A stage whose code is not installed is reported as missing.
+
+`run_sample_survey` runs the same pipeline offline on the bundled sample corpus: the
+anthology-format records and PDFs of review.sample are generated into the data folder,
+the PDFs are served by a loopback review.localserver.LocalServer, and codebases are
+cloned from local bare git repositories.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from sqlalchemy import func, select
+
+from review.db import migrate
+from review.db.models import Codebase, PaperLabel
+from review.db.session import Database
+from review.errors import ReviewError
+from review.log import get_logger
+from review.runs import RunRecorder, record_run
+from review.settings import Settings
+
+log = get_logger("survey")
+
+STAGES = ("harvest", "download", "extract", "label", "code link", "code github", "code scan", "human", "compute",
+          "export")
+SAMPLE_PORT = 48613  # fixed, so the sample's PDF URLs (and so its exports) are the same on every rerun
+
+
+@dataclass
+class StageReport:
+    name: str
+    status: str  # ok | failed | skipped | missing
+    summary: str
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"stage": self.name, "status": self.status, "summary": self.summary, "seconds": round(self.seconds, 2)}
+
+
+@dataclass
+class SurveyResult:
+    stages: list[StageReport] = field(default_factory=list)
+    report: Path | None = None
+    figures: list[Path] = field(default_factory=list)
+    dataset: Path | None = None
+    out_dir: Path | None = None
+    database: str = ""
+    sample: bool = False
+    human_file: Path | None = None
+    run_id: int | None = None
+
+    @property
+    def failed(self) -> list[str]:
+        return [s.name for s in self.stages if s.status == "failed"]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"stages": [s.as_dict() for s in self.stages], "report": _str(self.report),
+                "figures": [str(f) for f in self.figures], "dataset": _str(self.dataset), "out_dir": _str(self.out_dir),
+                "database": self.database, "sample": self.sample, "human_file": _str(self.human_file),
+                "failed": self.failed, "run_id": self.run_id}
+
+    def summary(self) -> str:
+        ok = sum(1 for s in self.stages if s.status == "ok")
+        text = f"survey{' (sample)' if self.sample else ''}: {ok} of {len(self.stages)} stages ok"
+        others = [f"{s.name} {s.status}" for s in self.stages if s.status != "ok"]
+        return text + (f" ({', '.join(others)})" if others else "") + (f"; report {self.report}" if self.report else "")
+
+
+def _str(p: Path | None) -> str | None:
+    return str(p) if p else None
+
+
+def _text(summary: Any) -> str:
+    value = summary() if callable(summary) else summary
+    return str(value) if value is not None else ""
+
+
+class _Pipeline:
+    """Runs stages one by one, timing them and turning failures into reports."""
+
+    def __init__(self, result: SurveyResult, run: RunRecorder, on_stage: Callable[[StageReport], None] | None):
+        self.result, self.run, self.on_stage = result, run, on_stage
+
+    def add(self, name: str, status: str, summary: str, seconds: float = 0.0) -> None:
+        report = StageReport(name, status, summary, seconds)
+        self.result.stages.append(report)
+        self.run.count(f"stage_{status}")
+        self.run.checkpoint()
+        if status == "failed":
+            log.error("survey: %s failed: %s", name, summary)
+        if self.on_stage:
+            self.on_stage(report)
+
+    def stage(self, name: str, fn: Callable[[], str]) -> None:
+        start = time.monotonic()
+        try:
+            summary = fn()
+        except ImportError as exc:
+            self.add(name, "missing", f"not available in this installation ({exc})", time.monotonic() - start)
+        except ReviewError as exc:
+            hint = f" (hint: {exc.hint})" if exc.hint else ""
+            self.add(name, "failed", f"{exc}{hint}", time.monotonic() - start)
+        except (OSError, RuntimeError, ValueError) as exc:
+            self.add(name, "failed", f"{type(exc).__name__}: {exc}", time.monotonic() - start)
+        else:
+            self.add(name, "ok", summary, time.monotonic() - start)
+
+
+def _with_run(db: Database, command: str, arguments: dict[str, Any], fn: Callable[[RunRecorder], Any]) -> Any:
+    """Stages whose library call expects the caller to own the run (as their CLI does)."""
+    with record_run(db, command, arguments) as run:
+        out = fn(run)
+        if run.summary is None:
+            run.summary = _text(getattr(out, "summary", ""))
+    return out
+
+
+def _human_waiting(db: Database) -> tuple[int, int]:
+    with db.session() as s:
+        papers = s.scalar(select(func.count(func.distinct(PaperLabel.paper_id))).where(PaperLabel.prelim.is_(True))) or 0
+        codes = s.scalar(select(func.count()).select_from(Codebase)) or 0
+    return papers, codes
+
+
+def run_survey(db: Database, settings: Settings, *, sources: Iterable[str] = ("acl", "dblp"), github: bool = True,
+               human: str = "auto", out_dir: Path | None = None, fmt: str | None = None, time_: str | None = None,
+               acl_update: bool | None = None, sample: bool = False,
+               on_stage: Callable[[StageReport], None] | None = None) -> SurveyResult:
+    """Run every stage in order on `db`; see the module docstring.
+
+    `human`: "auto" queues into Label Studio when its API key is set (and pulls what the
+    reviewers did so far), else reports what awaits review; "offline" writes Label Studio
+    import files next to the exports; "skip" only reports.
+    """
+    sources = [s for s in sources]
+    result = SurveyResult(sample=sample, database=db.url.render_as_string(hide_password=True))
+    args = {"sources": ",".join(sources), "github": github, "human": human, "sample": sample,
+            "out": str(out_dir) if out_dir else None, "format": fmt}
+    with record_run(db, "survey", args) as run:
+        result.run_id = run.id
+        p = _Pipeline(result, run, on_stage)
+
+        def harvest() -> str:
+            parts = []
+            for source in sources:
+                if source == "acl":
+                    from review.harvest.acl import default_acl_dir, harvest_acl
+
+                    update = acl_update if acl_update is not None else not default_acl_dir(settings).exists()
+                    parts.append("acl: " + _text(harvest_acl(db, settings, update=update).summary))
+                elif source == "dblp":
+                    from review.harvest.dblp import harvest_dblp
+
+                    parts.append("dblp: " + _text(harvest_dblp(db, settings).summary))
+                else:
+                    raise ValueError(f"unknown source {source!r} (acl or dblp)")
+            return "; ".join(parts) or "no sources"
+
+        p.stage("harvest", harvest)
+
+        def download() -> str:
+            from review.download.runner import run_download
+
+            return _text(_with_run(db, "download", {"survey": run.id},
+                                   lambda r: run_download(db, settings, run=r)).summary)
+
+        p.stage("download", download)
+
+        def extract() -> str:
+            from review.extract.stage import run_extract
+
+            return _text(_with_run(db, "extract", {"survey": run.id},
+                                   lambda r: run_extract(db, settings, run=r)).summary)
+
+        p.stage("extract", extract)
+
+        def label() -> str:
+            from review.rules.stage import resolve_rules, run_label
+
+            ruleset = resolve_rules(settings)
+            out = _with_run(db, "label", {"rules": str(ruleset.path), "survey": run.id},
+                            lambda r: run_label(db, settings, ruleset=ruleset, run=r))
+            return _text(out.summary)
+
+        p.stage("label", label)
+
+        def code_link() -> str:
+            from review.codebases.link import run_link
+
+            return _text(run_link(db, settings).summary)
+
+        p.stage("code link", code_link)
+
+        if not github:
+            p.add("code github", "skipped", "offline: GitHub look-ups skipped (code_rouge_prelim comes from the scan)")
+        else:
+            from_env = os.environ.get(settings.code.github_token_env)
+            if not from_env:
+                p.add("code github", "skipped", f"no GitHub token in ${settings.code.github_token_env}: look-ups "
+                      "skipped (set it and rerun `review survey` or `review code github`)")
+            else:
+                def code_github() -> str:
+                    from review.codebases.github import run_github
+
+                    return _text(run_github(db, settings).summary)
+
+                p.stage("code github", code_github)
+
+        def code_scan() -> str:
+            from review.codebases.runner import run_scan
+
+            return _text(run_scan(db, settings).summary)
+
+        p.stage("code scan", code_scan)
+
+        def human_pass() -> str:
+            papers, codes = _human_waiting(db)
+            waiting = f"{papers} papers and {codes} codebases await human review"
+            key_set = bool(os.environ.get(settings.label_studio.api_key_env))
+            mode = human if human != "auto" else ("label_studio" if key_set else "report")
+            if mode == "offline":
+                from review.labelstudio.queue import run_queue
+
+                folder = (out_dir or settings.resolve(settings.exports_dir)) / "human"
+                folder.mkdir(parents=True, exist_ok=True)
+                for kind in ("papers", "code"):
+                    run_queue(db, settings, kind, offline=folder / f"{kind}.json")
+                result.human_file = folder / "papers.json"
+                return (f"{waiting}; Label Studio import files written to {folder} (import them, review, export, "
+                        "then `review pull --file EXPORT`); not waited on")
+            if mode == "label_studio":
+                from review.labelstudio.pull import run_pull
+                from review.labelstudio.queue import run_queue
+
+                queued = [_text(run_queue(db, settings, kind).summary) for kind in ("papers", "code")]
+                pulled = _text(run_pull(db, settings).summary)
+                return f"{waiting}; " + "; ".join(queued) + f"; {pulled}; not waited on"
+            return (f"{waiting}; no Label Studio key in ${settings.label_studio.api_key_env}: run `review queue papers` "
+                    "and `review queue code` when it is available (automated labels are used until then)")
+
+        p.stage("human", human_pass)
+
+        def compute() -> str:
+            from review.compute import run_compute
+
+            return run_compute(db, settings).summary()
+
+        p.stage("compute", compute)
+
+        def export() -> str:
+            from review.export import run_export
+
+            out = run_export(db, settings, out_dir=out_dir, fmt=fmt, time=time_)
+            result.report, result.figures, result.dataset, result.out_dir = out.report, out.figures, out.dataset, out.out_dir
+            return out.summary()
+
+        p.stage("export", export)
+        run.summary = result.summary()
+    return result
+
+
+def sample_settings(settings: Settings, *, keep_database: bool = False) -> Settings:
+    """The settings of the sample survey: its own data folder, database and exports folder."""
+    s = settings.model_copy(deep=True)
+    s.data_dir = settings.resolve(settings.data_dir) / "sample"
+    s.exports_dir = settings.resolve(settings.exports_dir) / "sample"
+    if not keep_database:
+        s.database_url = ""
+    s.http.per_host_rate = 0.0  # our own loopback server: no politeness delay needed
+    s.http.retries = 1
+    s.harvest.venues_include, s.harvest.venues_exclude = [], []
+    s.code.pwc_links = ""
+    s.config_path = settings.config_path
+    return s
+
+
+def run_sample_survey(settings: Settings, *, keep_database: bool = False, out_dir: Path | None = None,
+                      fmt: str | None = None, time_: str | None = None,
+                      on_stage: Callable[[StageReport], None] | None = None) -> SurveyResult:
+    """The whole pipeline offline on the bundled sample corpus (see the module docstring)."""
+    from review.localserver import LocalServer, Reply, Request
+    from review.sample import build_sample
+
+    s = sample_settings(settings, keep_database=keep_database)
+    data_dir = Path(s.data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        server = LocalServer(port=SAMPLE_PORT)
+    except OSError:
+        log.warning("port %s is busy: serving the sample on a free port (its PDF URLs will differ)", SAMPLE_PORT)
+        server = LocalServer()
+    with server:
+        corpus = build_sample(data_dir / "corpus", f"{server.url}/pdfs")
+
+        def serve(req: Request) -> Reply:
+            name = req.path.rsplit("/", 1)[-1]
+            path = corpus.pdfs / name
+            if "/" in name or not name.endswith(".pdf") or not path.is_file():
+                return Reply(404, b"not found", {"Content-Type": "text/plain"})
+            return Reply(200, path.read_bytes(), {"Content-Type": "application/pdf"})
+
+        server.route("/pdfs/", serve, prefix=True)
+        s.harvest.acl_data_dir = str(corpus.anthology)
+        s.code.git_base_url = corpus.git.resolve().as_uri()
+        db = Database(s.database)
+        try:
+            migrate.ensure_current(db)
+            return run_survey(db, s, sources=("acl",), github=False, human="offline", out_dir=out_dir, fmt=fmt,
+                              time_=time_, acl_update=False, sample=True, on_stage=on_stage)
+        finally:
+            db.dispose()
