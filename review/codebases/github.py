@@ -82,8 +82,10 @@ class GitHubClient:
 
     def __init__(self, api_url: str, token: str | None, *, timeout: float = 30.0, max_wait: float = 3900.0,
                  sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.time,
-                 on_wait: Callable[[str], None] | None = None, contact: str = ""):
-        retry = Retry(total=3, backoff_factor=1.0, status_forcelist=(500, 502, 503, 504),
+                 on_wait: Callable[[str], None] | None = None, contact: str = "", retries: int = 3,
+                 backoff: float = 1.0):
+        # 5xx only: rate-limit answers must reach `_call`, which waits for them visibly
+        retry = Retry(total=retries, backoff_factor=backoff, status_forcelist=(500, 502, 503, 504),
                       allowed_methods=frozenset({"GET"}), respect_retry_after_header=False, raise_on_status=False)
         self.gh = Github(auth=Auth.Token(token) if token else None, base_url=api_url.rstrip("/"),
                          timeout=int(timeout), retry=retry, user_agent=user_agent(contact), per_page=5,
@@ -214,7 +216,8 @@ def run_github(db: Database, settings: Settings, *, limit: int | None = None, re
     token = token_from_env(settings)
     if client is None:
         client = GitHubClient(settings.code.github_api_url, token, timeout=settings.http.timeout,
-                              max_wait=settings.code.max_wait, contact=settings.http.user_agent)
+                              max_wait=settings.code.max_wait, contact=settings.http.user_agent,
+                              retries=settings.http.retries, backoff=settings.http.backoff)
     result = GithubResult()
     args = {"limit": limit, "refresh": refresh, "retry_failed": retry_failed, "api": settings.code.github_api_url,
             "token": "set" if token else "absent"}
