@@ -16,6 +16,7 @@ result intact and a rerun gives the same rows.
 from __future__ import annotations
 
 import hashlib
+import json
 import tomllib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -23,11 +24,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session
 
 import review
-from review.db.models import Codebase, HumanDecision, Paper, PaperLabel, Reproducibility, RuleSet
+from review.db.models import Codebase, HumanDecision, Paper, PaperLabel, Reproducibility, RuleSet, Run
 from review.db.session import Database
 from review.errors import InputFileError, RuleFileError
 from review.log import get_logger
@@ -384,6 +385,7 @@ class ComputeResult:
     unknown_packages: list[str] = field(default_factory=list)
     run_id: int | None = None
     dry_run: bool = False
+    unchanged: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -391,7 +393,8 @@ class ComputeResult:
     def summary(self) -> str:
         verb = "would compute" if self.dry_run else "computed"
         return (f"{verb} {self.papers} papers: {self.rouge_papers} compute ROUGE, {self.reproducible} reproducible, "
-                f"{self.software_error} cite software with scoring errors")
+                f"{self.software_error} cite software with scoring errors"
+                + ("; unchanged, stored labels kept" if self.unchanged else ""))
 
 
 def choose_rule_set(session: Session, wanted: str) -> RuleSet | None:
@@ -461,8 +464,13 @@ def gather_inputs(session: Session, settings: ComputeSettings) -> tuple[list[Pap
 ROW_COLUMNS = [c.name for c in Reproducibility.__table__.columns if c.name not in ("id", "computed_at")]
 
 
-def run_compute(db: Database, settings: Settings, *, dry_run: bool = False) -> ComputeResult:
-    """Recompute every paper's labels and replace the `reproducibility` table at once."""
+def run_compute(db: Database, settings: Settings, *, dry_run: bool = False, force: bool = False) -> ComputeResult:
+    """Recompute every paper's labels and replace the `reproducibility` table at once.
+
+    When the result equals what is stored (same rows, same digest), the stored rows are
+    kept, so their `run_id` still names the run that made them and a following export is
+    byte-identical to the previous one. `force` rewrites them anyway.
+    """
     catalog = load_catalog(settings.compute.packages, settings)
     result = ComputeResult(dry_run=dry_run, packages_sha256=catalog.sha256)
     arguments = {"dry_run": dry_run, **settings.compute.model_dump()}
@@ -495,8 +503,14 @@ def run_compute(db: Database, settings: Settings, *, dry_run: bool = False) -> C
         result.unknown_packages = sorted(unknown)
         for name in result.unknown_packages:
             log.warning("package %r is not in the catalog %s: its correctness counts as unknown", name, catalog.path)
+        digest = rows_digest(rows)
+        run.signature.update({"rows_sha256": digest[:16]})
         if not dry_run:
-            write_rows(db, rows)
+            previous = _current_digest(db)
+            if previous is not None and previous == (digest[:16], len(rows)) and not force:
+                result.unchanged = True  # same rows as stored: keep them (and the run they point to)
+            else:
+                write_rows(db, rows)
         run.count("papers", result.papers)
         run.count("rouge_papers", result.rouge_papers)
         run.count("reproducible", result.reproducible)
@@ -506,6 +520,27 @@ def run_compute(db: Database, settings: Settings, *, dry_run: bool = False) -> C
         run.summary = result.summary()
         result.run_id = run.id
     return result
+
+
+def rows_digest(rows: Sequence[dict[str, Any]]) -> str:
+    """A hash of the computed rows (run ids aside): equal digests mean nothing changed."""
+    h = hashlib.sha256()
+    for row in rows:
+        h.update(json.dumps({k: v for k, v in row.items() if k != "run_id"}, sort_keys=True, default=str).encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def _current_digest(db: Database) -> tuple[str, int] | None:
+    """The digest recorded by the run that wrote the stored rows, and how many rows there are."""
+    with db.session() as s:
+        run_id = s.scalar(select(Reproducibility.run_id).limit(1))
+        count = s.scalar(select(func.count()).select_from(Reproducibility)) or 0
+        if run_id is None:
+            return None
+        run = s.get(Run, run_id)
+        digest = (run.signature or {}).get("rows_sha256") if run else None
+    return (digest, count) if digest else None
 
 
 def write_rows(db: Database, rows: Sequence[dict[str, Any]]) -> None:

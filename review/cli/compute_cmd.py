@@ -12,7 +12,8 @@ from review.compute import run_compute
 
 
 @app.command()
-def compute(ctx: typer.Context, json_: JsonOpt = False, dry_run: DryRunOpt = False) -> None:
+def compute(ctx: typer.Context, json_: JsonOpt = False, dry_run: DryRunOpt = False,
+            force: bool = typer.Option(False, "--force", help="Rewrite the labels even when nothing changed.")) -> None:
     """Compute the reproducibility labels (R1, R2, R3, software_error, reproducible).
 
     Human decisions win where they exist (majority of reviewers); automated labels are
@@ -24,7 +25,7 @@ def compute(ctx: typer.Context, json_: JsonOpt = False, dry_run: DryRunOpt = Fal
         review compute --json --dry-run
     """
     app_ctx = context.get(ctx)
-    result = run_compute(app_ctx.database(), app_ctx.settings, dry_run=dry_run)
+    result = run_compute(app_ctx.database(), app_ctx.settings, dry_run=dry_run, force=force)
     if json_:
         print_json(result.as_dict())
     else:
