@@ -1,0 +1,135 @@
+"""Labeling throughput: the rule engine against a naive baseline, on a generated corpus.
+
+The corpus imitates real full texts: sizes drawn from a log-normal distribution around
+40 KB (a few pages to long appendices), academic filler with the usual look-alikes
+(citations, URLs, command-line flags, "R1", "run", "precision"), and about 5% of papers
+that mention ROUGE, with realistic passages (ROUGE-1/2/L, package citations, parameter
+strings, stemming, bootstrapping) scattered through them.
+
+The fast path is `review.rules.Engine` (regex module, preliminary gate, windows around
+ROUGE mentions). The naive baseline is `review.rules.NaiveEngine`: one `re.finditer` per
+pattern over the whole text, no prefilter. Both feed the same labeling, and the script
+checks that every paper gets identical labels.
+
+    .venv/bin/python benchmarks/bench_label.py [--papers 10000] [--naive 2000] [--rules patterns/rouge.toml]
+
+`--naive` is how many of the papers the (slow) baseline also labels (0 = all of them);
+the speed-up is measured on exactly those papers. Figures are printed; nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from review.rules import Engine, NaiveEngine, label_scan, load_ruleset  # noqa: E402
+
+PAPER_CORPUS = 100_582
+
+WORDS = ("the of and to in a is that for we on with as by this are be model from our an which results table "
+         "figure data set training language models task performance each these using can section use method "
+         "approach learning work two based also neural between it more than one show both different first "
+         "proposed system evaluation baseline human score scores features sentence sentences word words new "
+         "attention encoder decoder layer representation corpus dataset test dev accuracy et al number however "
+         "where when has have been not all into such other been their they only best over compared previous "
+         "network networks parameters translation summary summaries document documents extractive abstractive "
+         "run runs report reported recall precision tokens token vocabulary loss objective gradient "
+         "stem system systems porter ranked rank ranking retrieval query queries").split()
+FILLER_BITS = [
+    "(Vaswani et al., 2017)", "(Devlin et al., 2019)", "https://github.com/facebookresearch/fairseq",
+    "pip install -r requirements.txt", "python train.py --lr 0.001 -b 32 -e 10", "R1 and R2 in Table 3",
+    "Figure 2: Accuracy on the dev set.", "p < 0.05", "F1 of 88.3", "BLEU of 27.4 with sacrebleu",
+    "In Proceedings of the 2019 Conference of the North American Chapter", "arXiv preprint arXiv:1907.11692.",
+    "tar -x -z -f data.tgz", "our method gains 1.2 points", "1 Introduction", "References",
+]
+ROUGE_BITS = [
+    "We evaluate with ROUGE (Lin, 2004) and report ROUGE-1, ROUGE-2 and ROUGE-L F1 scores.",
+    "ROUGE scores are computed with ROUGE-1.5.5 using -c 95 -r 1000 -n 2 -m with Porter stemming.",
+    "We use the pyrouge wrapper (https://github.com/bheinzerling/pyrouge) with default settings.",
+    "Scores are computed with files2rouge (https://github.com/pltrdy/files2rouge).",
+    "We use the rouge-score package from google-research with stemming enabled.",
+    "R-1 R-2 R-L Lead-3 40.3 17.7 36.6", "HROUGE correlates better with humans than ROUGE.",
+    "95% confidence intervals from bootstrap resampling.", "We report recall for ROUGE-2 and precision.",
+    "py-rouge (Diego999) with sentence splitting and stopwords kept.", "nlg-eval computes ROUGE-L.",
+]
+
+
+def make_corpus(n: int, seed: int = 7, rouge_share: float = 0.05) -> list[str]:
+    rng = random.Random(seed)
+    sentences = []
+    for _ in range(3000):
+        words = rng.choices(WORDS, k=rng.randint(8, 30))
+        if rng.random() < 0.15:
+            words.insert(rng.randrange(len(words)), rng.choice(FILLER_BITS))
+        s = " ".join(words)
+        sentences.append(s[0].upper() + s[1:] + ".")
+    texts = []
+    for i in range(n):
+        size = int(min(400_000, max(4_000, rng.lognormvariate(10.45, 0.55))))  # median ~34 KB, mean ~40 KB
+        parts, length = [], 0
+        while length < size:
+            s = rng.choice(sentences)
+            parts.append(s)
+            length += len(s) + 1
+        if rng.random() < rouge_share:
+            for _ in range(rng.randint(5, 40)):
+                parts.insert(rng.randrange(len(parts)), rng.choice(ROUGE_BITS))
+        texts.append(" ".join(parts))
+    return texts
+
+
+def label_all(engine, ruleset, texts):  # type: ignore[no-untyped-def]
+    t0 = time.perf_counter()
+    out = [label_scan(engine.scan(t), ruleset).labels for t in texts]
+    return out, time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--papers", type=int, default=10_000)
+    ap.add_argument("--naive", type=int, default=2_000, help="papers the baseline labels too (0 = all)")
+    ap.add_argument("--rules", default=str(ROOT / "patterns" / "rouge.toml"))
+    ap.add_argument("--option", action="append", default=[])
+    args = ap.parse_args()
+
+    t0 = time.perf_counter()
+    texts = make_corpus(args.papers)
+    total = sum(map(len, texts))
+    ruleset = load_ruleset(args.rules, args.option)
+    print(f"corpus: {len(texts)} texts, {total / 1e6:.0f} MB, mean {total / len(texts) / 1e3:.1f} KB, "
+          f"{sum('rouge' in t.lower() for t in texts)} mention ROUGE (generated in {time.perf_counter() - t0:.1f} s)")
+    print(f"rules: {ruleset.name} {ruleset.sha256[:12]}, {len(ruleset.rules)} rules, "
+          f"{sum(len(r.patterns) for r in ruleset.rules)} patterns")
+
+    fast, t_fast = label_all(Engine(ruleset), ruleset, texts)
+    rate = len(texts) / t_fast
+    print(f"engine: {t_fast:.1f} s for {len(texts)} papers = {rate:,.0f} papers/s, "
+          f"{total / t_fast / 1e6:.0f} MB/s; projected {PAPER_CORPUS:,} papers: {PAPER_CORPUS / rate:.0f} s "
+          f"(target < 120 s)")
+
+    k = len(texts) if args.naive in (0, None) or args.naive >= len(texts) else args.naive
+    step = len(texts) / k
+    sample = [int(i * step) for i in range(k)]
+    sub = [texts[i] for i in sample]
+    naive, t_naive = label_all(NaiveEngine(ruleset), ruleset, sub)
+    _, t_fast_sub = label_all(Engine(ruleset), ruleset, sub)
+    same = sum(fast[i] == naive[j] for j, i in enumerate(sample))
+    print(f"naive baseline (re.finditer per pattern, no prefilter) on {k} of the papers: {t_naive:.1f} s = "
+          f"{k / t_naive:,.0f} papers/s; engine on the same papers: {t_fast_sub:.2f} s; "
+          f"speed-up {t_naive / t_fast_sub:.1f}x (target >= 5x)")
+    print(f"identical labels: {same}/{k}" + ("" if same == k else "  <-- MISMATCH"))
+    flagged = sum(l.computes for l in fast)
+    print(f"labels: {sum(l.prelim for l in fast)} prelim, {flagged} compute ROUGE, "
+          f"{sum(bool(l.packages) for l in fast)} cite a package, {sum(bool(l.params) for l in fast)} list parameters")
+    if same != k:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
