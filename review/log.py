@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 
+from rich.console import Console
 from rich.logging import RichHandler
 
 LOGGER_NAME = "review"
@@ -36,7 +37,8 @@ def setup_logging(verbose: bool = False, quiet: bool = False) -> None:
     root = logging.getLogger(LOGGER_NAME)
     root.handlers.clear()
     level = logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO
-    handler = RichHandler(show_time=False, show_path=False, markup=False, rich_tracebacks=False)
+    handler = RichHandler(console=Console(stderr=True), show_time=False, show_path=False, markup=False,
+                          rich_tracebacks=False)
     handler.setLevel(level)
     root.addHandler(handler)
     root.addHandler(tracker)
