@@ -1,0 +1,108 @@
+"""`review survey`: the whole pipeline offline on the sample corpus, resume, failures, gaps."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from review.db import migrate
+from review.db.session import Database
+from review.settings import Settings
+from review.survey import run_sample_survey, run_survey
+
+pytestmark = pytest.mark.slow
+
+
+def _dataset(out: Path) -> dict[str, dict[str, str]]:
+    with (out / "dataset.csv").open() as fh:
+        return {r["paper_ident"]: r for r in csv.DictReader(fh)}
+
+
+def test_sample_survey_end_to_end_then_rerun_is_identical(cli, tmp_path):
+    code, out, err = cli("--silent", "survey", "--sample", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    status = {s["stage"]: s["status"] for s in result["stages"]}
+    assert status == {"harvest": "ok", "download": "ok", "extract": "ok", "label": "ok", "code link": "ok",
+                      "code github": "skipped", "code scan": "ok", "human": "ok", "compute": "ok", "export": "ok"}
+    exports = tmp_path / "exports" / "sample"
+    assert result["report"] == str(exports / "report.html") and Path(result["report"]).is_file()
+    assert {Path(f).name for f in result["figures"]} == {"figure1.png", "figure1.svg", "figure3.png", "figure3.svg",
+                                                         "prisma.png", "prisma.svg"}
+    assert (tmp_path / "db" / "sample" / "review.sqlite").is_file()  # its own database, not db/review.sqlite
+    assert (exports / "human" / "papers.json").is_file()
+    rows = _dataset(exports)
+    assert len(rows) == 12
+    assert rows["2022.sample-1.12"]["error_download"] == "http_404"  # the PDF the server does not have
+    assert rows["2022.sample-1.9"]["error_extract"]  # the broken PDF
+    for ident in ("2021.sample-1.6", "2021.sample-1.7", "2021.sample-1.8"):
+        assert rows[ident]["paper_rouge"] == "false"
+    assert rows["2018.sample-1.1"]["r1"] == "true" and "ROUGE-1.5.5" in rows["2018.sample-1.1"]["paper_packages"]
+    assert rows["2020.sample-1.4"]["r2"] == "true" and json.loads(rows["2020.sample-1.4"]["paper_packages"]) == ["MS/rouge"]
+    assert json.loads(rows["2020.sample-1.5"]["code_packages"]) == ["PT/files2rouge"]
+    assert json.loads(rows["2022.sample-1.11"]["paper_packages"]) == ["DD/sacrerouge"]
+    assert rows["2022.sample-1.11"]["software_error"] == "false"
+    with (exports / "prisma.csv").open() as fh:
+        flow = {r["box"]: int(r["count"]) for r in csv.DictReader(fh)}
+    assert (flow["records from acl"], flow["no PDF retrieved"], flow["no text extracted"], flow["full-text papers"]) == (12, 1, 1, 10)
+    before = {p.name: p.read_bytes() for p in exports.iterdir() if p.is_file()}
+
+    code, out, err = cli("--silent", "survey", "--sample", "--json")
+    assert code == 0, err
+    again = {s["stage"]: s["summary"] for s in json.loads(out)["stages"]}
+    assert again["download"].startswith("downloaded 0 PDFs") and "unchanged" in again["compute"]
+    after = {p.name: p.read_bytes() for p in exports.iterdir() if p.is_file()}
+    assert before == after  # a rerun changes nothing, to the byte
+
+
+def test_interrupted_survey_resumes_where_it_stopped(tmp_path, monkeypatch):
+    import review.extract.stage as extract_stage
+
+    settings = Settings(data_dir=tmp_path / "data", exports_dir=tmp_path / "exports")
+    real = extract_stage.run_extract
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(extract_stage, "run_extract", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_sample_survey(settings)
+    monkeypatch.setattr(extract_stage, "run_extract", real)
+    result = run_sample_survey(settings)
+    summaries = {s.name: s.summary for s in result.stages}
+    assert summaries["download"].startswith("downloaded 0 PDFs")  # done before the stop, not fetched again
+    assert "10 ok" in summaries["extract"] and result.report is not None
+    db = Database(f"sqlite:///{tmp_path / 'data' / 'sample' / 'review.sqlite'}")
+    from sqlalchemy import select
+    from review.db.models import Run
+    with db.session() as s:
+        statuses = [(r.command, r.status) for r in s.scalars(select(Run).where(Run.command == "survey").order_by(Run.id))]
+    db.dispose()
+    assert statuses == [("survey", "interrupted"), ("survey", "ok")]
+
+
+def test_failed_and_missing_stages_are_reported_and_the_rest_runs(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    monkeypatch.delenv("LABEL_STUDIO_API_KEY", raising=False)
+    monkeypatch.setitem(sys.modules, "review.codebases.link", None)  # as if that area were not installed
+    empty = tmp_path / "no-anthology"
+    empty.mkdir()
+    settings = Settings(data_dir=tmp_path / "data", exports_dir=tmp_path / "exports")
+    settings.harvest.acl_data_dir = str(empty)
+    db = Database(f"sqlite:///{tmp_path / 'r.sqlite'}")
+    migrate.upgrade(db)
+    result = run_survey(db, settings, sources=("acl",), acl_update=False)
+    db.dispose()
+    status = {s.name: (s.status, s.summary) for s in result.stages}
+    assert status["harvest"][0] == "failed" and "no anthology XML" in status["harvest"][1]
+    assert status["code link"][0] == "missing"
+    assert status["code github"][0] == "skipped" and "GITHUB_TOKEN" in status["code github"][1]
+    assert status["human"][0] == "ok" and "review queue papers" in status["human"][1]
+    assert status["compute"][0] == "ok" and status["export"][0] == "ok" and result.report.is_file()
+    assert result.failed == ["harvest"]
