@@ -50,9 +50,12 @@ def user_agent(contact: str = "") -> str:
 
 def host_key(url: str) -> str:
     """`host:port` of a URL (default ports filled in): the unit of per-host limits."""
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:  # a malformed port: the request itself will fail with bad_url
+        return url
     return f"{host}:{port}"
 
 

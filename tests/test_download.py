@@ -271,3 +271,25 @@ def test_a_body_that_trickles_past_the_time_limit_fails_as_timeout(db, settings)
     assert (doc.outcome, doc.reason, report.counts["timeout"]) == ("failed", "timeout", 1)
     assert "time limit" in doc.detail
     assert_consistent(db, settings.data_dir)
+
+
+def test_threads_are_not_tied_up_by_one_slow_host(db, settings, local_server):
+    """Papers of a slow host queued first must not keep another host's paper waiting."""
+    settings.http.per_host_concurrency = 1
+    seen: dict[str, float] = {}
+
+    def slow(req):
+        seen.setdefault(req.path, time.monotonic())
+        return Reply(200, make_pdf(int(req.path[2:-4])), {"Content-Type": "application/pdf"}, delay=0.3)
+
+    local_server.route("/a", slow, prefix=True)
+    for i in range(6):
+        add_paper(db, f"A{i}", f"{local_server.url}/a{70 + i}.pdf")
+    with LocalServer() as fast:
+        fast.route("/b.pdf", lambda req: (seen.setdefault("/b.pdf", time.monotonic()),
+                                          Reply(200, make_pdf(80), {"Content-Type": "application/pdf"}))[1])
+        add_paper(db, "B", fast.url + "/b.pdf")
+        t0 = time.monotonic()
+        assert run_download(db, settings, workers=4).counts == {"ok": 7}
+    assert seen["/b.pdf"] - t0 < 0.25, "the other host's paper started at once"
+    assert_consistent(db, settings.data_dir)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import socket
 import threading
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -25,7 +25,7 @@ from review.db.models import Document, Paper, WorkItem
 from review.db.session import Database
 from review.download.fetch import FetchResult, Interrupted, Prior, fetch_pdf
 from review.download.store import PdfStore, pid_alive
-from review.http import HttpClient, redact_url
+from review.http import HttpClient, host_key, redact_url
 from review.log import get_logger
 from review.progress import progress
 from review.runs import RunRecorder
@@ -154,7 +154,7 @@ def _available(session: Session, among: Select) -> int:
         WorkItem.state == "pending")) or 0
 
 
-@dataclass
+@dataclass(eq=False)
 class _Job:
     claim: Claim
     paper_id: int
@@ -162,6 +162,10 @@ class _Job:
     crc32: str | None
     sha256: str | None
     prior: Prior | None
+
+    @property
+    def host(self) -> str:
+        return host_key(self.url)
 
 
 def _jobs(session: Session, claims: list[Claim]) -> tuple[list[_Job], list[Claim]]:
@@ -184,41 +188,63 @@ def _jobs(session: Session, claims: list[Claim]) -> tuple[list[_Job], list[Claim
 
 def _process(db: Database, settings: Settings, store: PdfStore, client: HttpClient, report: DownloadReport, *,
              run: RunRecorder | None, among: Select, limit: int | None, workers: int, own_client: bool) -> None:
+    """Claim ahead, then hand jobs to threads host by host.
+
+    Jobs wait in a backlog until their host has a free slot, so a stretch of the queue
+    from one host does not tie up every thread while other hosts sit idle. The backlog
+    (claimed but not started) is bounded, so leases stay short.
+    """
     worker = worker_name()
     stop = threading.Event()
     with db.session() as s:
         total = _available(s, among)
     if limit is not None:
         total = min(total, limit)
-    window = max(1, workers) * 2
+    workers = max(1, workers)
+    per_host = max(1, settings.http.per_host_concurrency)
+    window = max(workers * 32, 64)  # claimed ahead: lets idle hosts be found further down the queue
     taken = 0
+    backlog: deque[_Job] = deque()
+    busy: Counter[str] = Counter()
     running: dict[cf.Future, _Job] = {}
     tries = max(1, min(3, settings.http.retries + 1))
-    with progress(total, "download") as bar, cf.ThreadPoolExecutor(max_workers=max(1, workers),
+    with progress(total, "download") as bar, cf.ThreadPoolExecutor(max_workers=workers,
                                                                    thread_name_prefix="download") as pool:
         try:
             while True:
-                room = window - len(running)
+                room = window - len(running) - len(backlog)
                 if limit is not None:
                     room = min(room, limit - taken)
-                if room > 0 and len(running) < workers:
+                if room > 0 and len(backlog) < workers:
                     with db.session() as s:
                         claims = claim(s, STAGE, worker, room, among=among)
                         jobs, orphans = _jobs(s, claims)
                         if orphans:
                             finish(s, orphans, worker, error="no_pdf_url")
                     taken += len(claims)
-                    for job in jobs:
-                        fut = pool.submit(fetch_pdf, client, store, job.url, max_bytes=settings.download.max_bytes,
-                                          crc32=job.crc32, sha256=job.sha256, prior=job.prior, stop=stop, tries=tries,
-                                          max_seconds=settings.download.max_seconds)
-                        running[fut] = job
+                    backlog.extend(jobs)
+                    bar.advance(len(orphans))
+                for job in list(backlog):
+                    if len(running) >= workers:
+                        break
+                    if busy[job.host] >= per_host:
+                        continue
+                    backlog.remove(job)
+                    busy[job.host] += 1
+                    fut = pool.submit(fetch_pdf, client, store, job.url, max_bytes=settings.download.max_bytes,
+                                      crc32=job.crc32, sha256=job.sha256, prior=job.prior, stop=stop, tries=tries,
+                                      max_seconds=settings.download.max_seconds)
+                    running[fut] = job
                 if not running:
+                    if backlog:  # cannot happen (a free host always exists when nothing runs)
+                        raise RuntimeError("download backlog stuck")
                     break
                 done, _ = cf.wait(list(running), timeout=0.5, return_when=cf.FIRST_COMPLETED)
                 for fut in done:
-                    outcome = _record(db, worker, running[fut], fut, run)
+                    job = running[fut]
+                    outcome = _record(db, worker, job, fut, run)
                     del running[fut]  # only now: a Ctrl-C inside _record must still see the job
+                    busy[job.host] -= 1
                     if outcome is not None:
                         report.counts.update(outcome)
                         if run is not None:
@@ -233,7 +259,8 @@ def _process(db: Database, settings: Settings, store: PdfStore, client: HttpClie
                 client.close()  # wakes fetches sleeping in a backoff
             _drain_after_stop(db, worker, running, run, report)
             with db.session() as s:
-                release(s, [j.claim for j in running.values()], worker)  # finished ones are no longer claimed
+                # finished ones are no longer claimed, so releasing them is a no-op
+                release(s, [j.claim for j in [*running.values(), *backlog]], worker)
             raise
 
 
