@@ -293,3 +293,18 @@ def test_threads_are_not_tied_up_by_one_slow_host(db, settings, local_server):
         assert run_download(db, settings, workers=4).counts == {"ok": 7}
     assert seen["/b.pdf"] - t0 < 0.25, "the other host's paper started at once"
     assert_consistent(db, settings.data_dir)
+
+
+def test_real_published_pdfs_arrive_byte_for_byte(db, settings, local_server):
+    from tests.conftest import shared_path
+
+    folder = shared_path("pdfs")
+    files = sorted(folder.glob("*.pdf"))[:4]
+    for i, path in enumerate(files):
+        data = path.read_bytes()
+        add_paper(db, f"REAL{i}", serve_pdf(local_server, f"/real{i}.pdf", data), crc32=crc(data))
+    assert run_download(db, settings).counts == {"ok": len(files)}
+    docs = documents(db)
+    for i, path in enumerate(files):
+        assert (settings.data_dir / docs[f"REAL{i}"].path).read_bytes() == path.read_bytes()
+    assert_consistent(db, settings.data_dir)
