@@ -174,3 +174,16 @@ def test_real_fixture_collections(db, tmp_path):
 def test_real_fixture_default_cutoff_leaves_out_2023_on(db, tmp_path):
     result = harvest_acl(db, settings_for(tmp_path), data_dir=shared_path("acl-anthology"))
     assert result.skipped["cutoff"] == 13 + 60 + 14 and result.added == 207 - 87
+
+
+def test_a_callers_run_gets_prefixed_counts(db, tmp_path):
+    """`review survey` passes its own run; the harvest adds `acl_*` counts to it."""
+    from review.runs import record_run
+
+    with record_run(db, "survey", {}) as run:
+        result = harvest_acl(db, settings_for(tmp_path), run=run, data_dir=ACL_DATA)
+    assert result.run_id == run.id
+    with db.session() as s:
+        runs = s.scalars(select(Run)).all()
+    assert [r.command for r in runs] == ["survey"]
+    assert runs[0].counts["acl_added"] == 9 and runs[0].counts["acl_skipped_by_filter"] == 2

@@ -12,7 +12,7 @@ import html
 import json
 import re
 import unicodedata
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 # Paper columns a record sets; `raw` is stored on the SourceRecord only.
@@ -66,11 +66,12 @@ class HarvestRecord:
 
     def content_hash(self) -> str:
         """Hash of everything stored, so a re-harvest can tell changed records from unchanged."""
-        data = asdict(self)
+        data = {name: getattr(self, name) for name in _FIELD_NAMES}
         blob = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+_FIELD_NAMES = tuple(f.name for f in fields(HarvestRecord))
 _SPACE = re.compile(r"\s+")
 _NON_WORD = re.compile(r"[^0-9a-z]+")
 _DOI = re.compile(r"(10\.\d{4,9}/\S+)", re.IGNORECASE)
