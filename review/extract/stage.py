@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from sqlalchemy import select, update
+from sqlalchemy import or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from review.claims import Claim, claim, enqueue, finish, release, worker_name
@@ -78,24 +78,33 @@ def default_workers(configured: int) -> int:
 
 def queue_documents(db: Database, *, retry_failed: bool = False, redo: bool = False) -> int:
     """Queue every paper with a downloaded PDF whose text is missing or stale."""
+    added = 0
+    for attempt in range(3):
+        try:
+            with db.session() as s:
+                ids = s.scalars(select(Document.paper_id)
+                                .where(Document.outcome == "ok", Document.path.is_not(None))).all()
+                added = enqueue(s, STAGE, ids, requeue_failed=retry_failed)
+            break
+        except IntegrityError:  # another process queued the same papers at the same moment
+            if attempt == 2:
+                raise
     with db.session() as s:
-        rows = s.execute(
-            select(Document.paper_id, Document.sha256, PaperText.document_sha256, PaperText.id)
-            .outerjoin(PaperText, PaperText.paper_id == Document.paper_id)
-            .where(Document.outcome == "ok", Document.path.is_not(None))
-        ).all()
-        todo = [pid for pid, sha, text_sha, tid in rows if redo or tid is None or text_sha != sha]
-        added = enqueue(s, STAGE, [pid for pid, *_ in rows], requeue_failed=retry_failed)
-        # Finished items whose text is missing or stale (a new PDF, or --redo) go back.
-        stale = sorted(set(todo))
-        for i in range(0, len(stale), 5000):
-            chunk = stale[i:i + 5000]
-            r = s.execute(update(WorkItem)
-                          .where(WorkItem.stage == STAGE, WorkItem.item_id.in_(chunk), WorkItem.state == "done")
-                          .values(state="pending", worker=None, lease_until=None)
-                          .execution_options(synchronize_session=False))
-            added += r.rowcount or 0
-        return added
+        # Finished items (done or failed) whose text is missing or made from another PDF
+        # go back, or all of them with --redo. One statement, so the test is made at
+        # update time: a paper another process finished a moment ago is not requeued.
+        stale = (select(Document.paper_id)
+                 .outerjoin(PaperText, PaperText.paper_id == Document.paper_id)
+                 .where(Document.outcome == "ok", Document.path.is_not(None)))
+        if not redo:
+            stale = stale.where(or_(PaperText.id.is_(None), PaperText.document_sha256.is_(None),
+                                    PaperText.document_sha256 != Document.sha256))
+        r = s.execute(update(WorkItem)
+                      .where(WorkItem.stage == STAGE, WorkItem.state.in_(("done", "failed")),
+                             WorkItem.item_id.in_(stale.scalar_subquery()))
+                      .values(state="pending", worker=None, lease_until=None)
+                      .execution_options(synchronize_session=False))
+        return added + (r.rowcount or 0)
 
 
 def _save(db: Database, paper_id: int, sha256: str | None, result: Extraction, run_id: int | None) -> None:
