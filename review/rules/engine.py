@@ -7,9 +7,11 @@ Why it is fast without changing results:
    then cost one literal search instead of one scan per pattern.
 2. Patterns are compiled once per rule set with the `regex` module, whose literal-prefix
    search is roughly 10x faster than `re` on case-insensitive patterns.
-3. Rules that only count near an anchor (protocol and measure terms within 500 characters
-   of "ROUGE") scan only the merged windows around the anchor mentions (plus a margin),
-   not the whole text.
+3. A pattern with a literal every match must contain and a bounded width is scanned only
+   in windows around that literal's occurrences (`review.rules.prefilter`, exact).
+4. Rules that only count near an anchor (protocol and measure terms within 500 characters
+   of "ROUGE") and have no such literal scan only the merged windows around the anchor
+   mentions (plus a margin), not the whole text.
 
 `naive_scan` is the obvious implementation (one `re.finditer` per pattern over the whole
 text, filters applied afterwards); tests and the benchmark use it to show that the fast
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from review.rules.model import Kind, Region, Rule, RuleSet
+from review.rules.prefilter import plan_for, windows
 
 MARGIN = 256
 """Extra characters scanned on both sides of an anchor window, so a match that starts
@@ -68,6 +71,7 @@ class Engine:
         self._near = [r for r in ruleset.rules if r.near is not None]
         self._anchors_used = sorted({r.near for r in self._near if r.near})
         self._regions_used = sorted({reg for r in ruleset.rules for reg in r.exclude_regions})
+        self._plans = {(r.id, i): plan_for(p.source) for r in ruleset.rules for i, p in enumerate(r.patterns)}
 
     def scan(self, text: str) -> Scan:
         rs = self.ruleset
@@ -75,21 +79,39 @@ class Engine:
         if rs.gate and not prelim:
             return Scan(prelim=False, gated=True)
         hits: list[Hit] = []
+        folded = text.casefold()
+        aligned = len(folded) == len(text)  # literal positions are text positions
         regions = {name: region_span(rs.regions[name], text) for name in self._regions_used}
         for rule in self._anywhere:
-            for pat in rule.patterns:
-                hits.extend(_hits(rule, pat.compiled.finditer(text), regions))
+            for i, pat in enumerate(rule.patterns):
+                plan = self._plans[(rule.id, i)]
+                if plan is not None and aligned:
+                    finditer = pat.compiled.finditer
+                    for lo, hi in windows(plan, folded, len(text)):
+                        for m in finditer(text, lo, hi):  # usually none: no generator per window
+                            hits.extend(_hits(rule, (m,), regions))
+                else:
+                    hits.extend(_hits(rule, pat.compiled.finditer(text), regions))
         anchors = {name: [m.span() for m in rs.anchors[name].compiled.finditer(text)] for name in self._anchors_used}
         for rule in self._near:
             spans = anchors[rule.near]  # type: ignore[index]
             if not spans:
                 continue
             ends = [e for _, e in spans]
-            for lo, hi in merged_windows(spans, rule.window + MARGIN, len(text)):
-                for pat in rule.patterns:
-                    found = pat.compiled.finditer(text, lo, hi)
-                    hits.extend(h for h in _hits(rule, found, regions)
-                                if near(h.start, h.end, spans, ends, rule.window))
+            anchor_windows: list[tuple[int, int]] | None = None
+            for i, pat in enumerate(rule.patterns):
+                plan = self._plans[(rule.id, i)]
+                if plan is not None and aligned:
+                    wins = windows(plan, folded, len(text))
+                else:
+                    if anchor_windows is None:
+                        anchor_windows = merged_windows(spans, rule.window + MARGIN, len(text))
+                    wins = anchor_windows
+                finditer = pat.compiled.finditer
+                for lo, hi in wins:
+                    for m in finditer(text, lo, hi):
+                        hits.extend(h for h in _hits(rule, (m,), regions)
+                                    if near(h.start, h.end, spans, ends, rule.window))
         hits.sort(key=lambda h: (h.start, h.end, h.rule_id))
         return Scan(prelim=prelim, hits=hits)
 

@@ -1,0 +1,162 @@
+"""Literal prefilters: scan only around the words a pattern cannot match without.
+
+Why: the `regex` module searches fast when a pattern starts with a literal, but slowly
+when it starts with `\\b` or an alternation (`\\b(?:stems?|stemming|porter)\\b` runs at a
+few tens of MB/s). Almost every Table 5 pattern contains a literal that every match must
+contain ("stem"/"porter", "github", "pyrouge") and has a bounded width. Then every match
+lies within `width` characters of an occurrence of that literal, and scanning merged
+windows around the occurrences (found with `str.find`, at memory speed) yields exactly
+the matches a scan of the whole text yields:
+
+- a match contains an occurrence q of a required literal and is at most `width` long, so
+  it lies inside q's window, and windows are merged, so no whole-text match straddles a
+  window edge;
+- the `regex` module keeps the text before `pos` visible to `\\b` and lookbehinds, and a
+  window reaches `width + margin` past every occurrence inside it, so cutting the text
+  at the window's end cannot create or change a match (it would have to be longer than
+  `width`).
+
+Soundness of the literal test: literals are taken only from ASCII characters and
+compared case-folded (`str.casefold`), which maps every character that the
+case-insensitive regex can match to an ASCII letter onto that letter (K -> k, ſ -> s).
+A text whose case-folded form has another length is scanned whole. A pattern this module
+cannot analyse (syntax only the `regex` module knows) simply gets no prefilter.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+try:  # the standard library's regex parser (Python 3.11+: re._parser; older: sre_parse)
+    import re._parser as _sre  # type: ignore[import-not-found]
+    from re._constants import MAXREPEAT  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_parse as _sre  # type: ignore[no-redef]
+    from sre_constants import MAXREPEAT  # type: ignore[no-redef]
+
+MIN_LITERAL = 3  # shorter literals occur everywhere; the window scan would not pay off
+MAX_WIDTH = 2000  # wider patterns are scanned whole
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One of `literals` occurs in every match; matches are at most `width` long."""
+
+    literals: tuple[str, ...]
+    width: int  # longest match plus the reach of lookarounds and boundaries
+
+
+def plan_for(source: str) -> Plan | None:
+    """A prefilter plan for a pattern, or None when it cannot be proven safe."""
+    try:
+        tree = _sre.parse(source, re.IGNORECASE)
+        lo, hi = tree.getwidth()
+    except Exception:  # syntax the standard parser does not know (regex-module extensions)
+        return None
+    if hi >= MAX_WIDTH or hi >= MAXREPEAT:
+        return None
+    reach = _assert_reach(list(tree))
+    if reach is None:
+        return None
+    best = _best(list(tree))
+    if not best or min(map(len, best)) < MIN_LITERAL:
+        return None
+    return Plan(tuple(sorted(best)), hi + reach + 2)
+
+
+def windows(plan: Plan, folded: str, length: int) -> list[tuple[int, int]]:
+    """Merged [lo, hi) windows around every occurrence of the plan's literals."""
+    points: list[tuple[int, int]] = []
+    for lit in plan.literals:
+        i = folded.find(lit)
+        while i >= 0:
+            points.append((i, i + len(lit)))
+            i = folded.find(lit, i + 1)
+    if not points:
+        return []
+    points.sort()
+    out: list[tuple[int, int]] = []
+    w = plan.width
+    for s, e in points:
+        lo, hi = max(0, s - w), min(length, e + w)
+        if out and lo <= out[-1][1]:
+            if hi > out[-1][1]:
+                out[-1] = (out[-1][0], hi)
+        else:
+            out.append((lo, hi))
+    return out
+
+
+# ----------------------------------------------------------------------------- analysis
+
+def _best(seq: list[Any]) -> frozenset[str] | None:
+    """The best requirement of a sequence: a set of literals one of which must occur."""
+    candidates: list[frozenset[str]] = []
+    run = ""
+    for op, av in seq:
+        name = str(op)
+        if name == "LITERAL" and av < 128 and chr(av).isprintable():
+            run += chr(av).casefold()
+            continue
+        if run:
+            candidates.append(frozenset([run]))
+            run = ""
+        if name == "SUBPATTERN":
+            inner = _best(list(av[-1]))
+            if inner:
+                candidates.append(inner)
+        elif name == "BRANCH":
+            union: set[str] = set()
+            for branch in av[1]:
+                req = _best(list(branch))
+                if not req:
+                    union = set()
+                    break
+                union |= req
+            if union:
+                candidates.append(frozenset(union))
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and av[0] >= 1:
+            inner = _best(list(av[2]))
+            if inner:
+                candidates.append(inner)
+    if run:
+        candidates.append(frozenset([run]))
+    if not candidates:
+        return None
+    return max(candidates, key=lambda c: (min(map(len, c)), -len(c)))
+
+
+def _assert_reach(seq: list[Any]) -> int | None:
+    """How far lookarounds may look beyond a match (None = unbounded)."""
+    reach = 0
+    for op, av in seq:
+        name = str(op)
+        if name in ("ASSERT", "ASSERT_NOT"):
+            _, hi = av[1].getwidth()
+            if hi >= MAX_WIDTH:
+                return None
+            inner = _assert_reach(list(av[1]))
+            if inner is None:
+                return None
+            reach = max(reach, hi + inner)
+        elif name == "SUBPATTERN":
+            r = _assert_reach(list(av[-1]))
+            if r is None:
+                return None
+            reach = max(reach, r)
+        elif name == "BRANCH":
+            for branch in av[1]:
+                r = _assert_reach(list(branch))
+                if r is None:
+                    return None
+                reach = max(reach, r)
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            r = _assert_reach(list(av[2]))
+            if r is None:
+                return None
+            reach = max(reach, r)
+        elif name in ("GROUPREF", "GROUPREF_EXISTS", "ATOMIC_GROUP"):
+            return None
+    return reach

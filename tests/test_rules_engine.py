@@ -1,0 +1,65 @@
+"""The fast engine equals the naive reference: literal prefilters, windows, odd text."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from review.rules import Engine, NaiveEngine, label_scan
+from review.rules.prefilter import plan_for, windows
+from tests.rules_support import rules
+
+
+@pytest.mark.parametrize("source,literals", [
+    (r"\b(?:stems?|stemming|stemmer|porter)\b", ("porter", "stem", "stemmer", "stemming")),
+    (r"github.com.{0,50}rouge", ("github",)),
+    (r"asahi-research.{0,5}Gingo", ("asahi-research",)),
+    (r"berouge\..{0,2}com", ("berouge.",)),
+])
+def test_plans_find_required_literals(source: str, literals: tuple[str, ...]) -> None:
+    plan = plan_for(source)
+    assert plan is not None and plan.literals == literals
+
+
+@pytest.mark.parametrize("source", [
+    r"\br.?(?:1|2|l|n|w|s|su)\b",     # literals shorter than 3 characters
+    r"(?:https?://)?github\.com/\w+",  # unbounded width
+    r"(?:abc)?def|x",                  # a branch without a literal
+    r"\p{Lu}rouge",                    # regex-module syntax the standard parser does not know
+    r"(?<=\w+)rouge",                  # unbounded lookbehind
+])
+def test_patterns_without_a_safe_plan_are_scanned_whole(source: str) -> None:
+    assert plan_for(source) is None
+
+
+def test_windows_merge_and_clip() -> None:
+    plan = plan_for("pyrouge")
+    assert plan is not None
+    text = "pyrouge " + "x" * 100 + "pyrouge pyrouge"
+    wins = windows(plan, text.casefold(), len(text))
+    assert wins[0][0] == 0 and wins[-1][1] == len(text) and len(wins) == 2
+
+
+def test_fast_and_naive_agree_on_random_texts_with_case_and_unicode_oddities() -> None:
+    rng = random.Random(5)
+    pieces = ["ROUGE", "rouge", "ROUGE-L", "R-1", "stem", "sySTEMs", "Porter", "ſtemming", "KAVGAN", "\u212aavgan",
+              "straße", "pyrouge", "PyROUGE", "pltrdy/pyrouge", "github.com/a/rouge", "-n", "2", "-m", " -c 95",
+              "precision", "recall", "F1", "F-1,", "bootstrap", "stop words", "HROUGE", "İ", "é", ".", "\n",
+              "files2rouge", "rouge_papier", "ROUGE 2.0", "nlg-eval", "x" * 300, "y " * 200]
+    for faithful_or_precise in (rules(), rules("rouge-precise.toml")):
+        fast, naive = Engine(faithful_or_precise), NaiveEngine(faithful_or_precise)
+        for _ in range(150):
+            text = " ".join(rng.choice(pieces) for _ in range(rng.randint(1, 120)))
+            a = label_scan(fast.scan(text), faithful_or_precise)
+            b = label_scan(naive.scan(text), faithful_or_precise)
+            assert a.labels == b.labels, text
+            assert [(h.rule_id, h.start, h.end) for h in a.hits] == [(h.rule_id, h.start, h.end) for h in b.hits], text
+
+
+def test_unicode_case_variants_match_like_the_regex_does() -> None:
+    # KELVIN SIGN folds to k, LONG S to s: the literal prefilter must not hide these matches
+    for text in ("ROUGE with \u212aavgan", "ROUGE and ſtemming"):
+        a = label_scan(Engine(rules()).scan(text), rules()).labels
+        b = label_scan(NaiveEngine(rules()).scan(text), rules()).labels
+        assert a == b
