@@ -101,3 +101,21 @@ def test_normalization():
     assert clean_title("Don&apos;t Stop.") == "Don't Stop" and clean_title("Wait...") == "Wait..."
     assert normalize_doi("https://doi.org/10.1109/CVPR.2018.00745") == "10.1109/cvpr.2018.00745"
     assert normalize_doi("no doi") is None
+
+
+def test_an_update_of_the_first_source_keeps_what_the_second_filled_in(db):
+    first = _rec("dblp", "k", "A Paper", doi="10.1000/abc")
+    with RecordStore(db, HarvestResult("dblp")) as store:
+        store.add(first)
+    acl = _rec("acl", "2020.x-1.1", "A Paper", doi="10.1000/abc")
+    acl.pdf_url, acl.pdf_crc32 = "https://aclanthology.org/2020.x-1.1.pdf", "abcd1234"
+    with RecordStore(db, HarvestResult("acl")) as store:
+        store.add(acl)
+    changed = _rec("dblp", "k", "A Paper, Revised", doi="10.1000/abc")
+    result = HarvestResult("dblp")
+    with RecordStore(db, result) as store:
+        store.add(changed)
+    assert result.updated == 1
+    p = paper(db, "dblp-k")
+    assert p.title == "A Paper, Revised" and p.pdf_url == "https://aclanthology.org/2020.x-1.1.pdf"
+    assert p.pdf_crc32 == "abcd1234" and p.pdf_unresolved_reason is None

@@ -48,6 +48,8 @@ def acl(
     Reruns update changed records and add new ones; nothing is stored twice.
 
     Example:
+
+    \b
         review harvest acl --update --data-dir db/acl-anthology
         review harvest acl --from-year 2002 --cutoff 2023-01-01 --exclude-venue ws
     """
@@ -78,6 +80,8 @@ def dblp(
     counted as duplicates and attached to the existing paper.
 
     Example:
+
+    \b
         review harvest dblp --venue neurips --venue iclr
         review harvest dblp --mode dump --dump ~/dblp/dblp.xml.gz
     """

@@ -80,12 +80,14 @@ class RecordStore:
         if changed:
             papers = {p.id: p for p in s.scalars(
                 select(Paper).where(Paper.id.in_([existing[r.source_id].paper_id for r in changed])))}
+            shared = set(s.scalars(select(SourceRecord.paper_id).where(
+                SourceRecord.paper_id.in_(list(papers)), SourceRecord.source != source)))
             for rec in changed:
                 sr = existing[rec.source_id]
                 sr.raw, sr.content_hash, sr.run_id = rec.raw, hashes[rec.source_id], self.run_id
                 paper = papers[sr.paper_id]
                 if sr.duplicate_reason is None and paper.source == source:
-                    _overwrite(paper, rec)
+                    _overwrite(paper, rec, keep_filled=paper.id in shared)
                 else:
                     _fill_missing(paper, rec)
                 self.result.updated += 1
@@ -124,11 +126,16 @@ class RecordStore:
             for r in new])
 
 
-def _overwrite(paper: Paper, rec: HarvestRecord) -> None:
-    """The paper's own source changed the record: take its values."""
+def _overwrite(paper: Paper, rec: HarvestRecord, keep_filled: bool = False) -> None:
+    """The paper's own source changed the record: take its values. With `keep_filled`
+    (another source also has this paper) a value that source filled in is not blanked."""
     for name, value in rec.paper_values().items():
-        if getattr(paper, name) != value:
-            setattr(paper, name, value)
+        current = getattr(paper, name)
+        if current == value or (keep_filled and _empty(value) and not _empty(current)):
+            continue
+        setattr(paper, name, value)
+    if paper.pdf_url:
+        paper.pdf_unresolved_reason = None
 
 
 def _empty(value: Any) -> bool:
