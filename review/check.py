@@ -105,7 +105,7 @@ def check_text(text: str, ruleset: RuleSet, *, max_per_rule: int = 5, engine: En
                        evidence=evidence, rules=ruleset.name, rules_sha256=ruleset.sha256, chars=len(text))
 
 
-def read_paper_text(path: str | Path, *, backend: str | None = None) -> str:
+def read_paper_text(path: str | Path, *, backend: str | None = None, **extract_options: Any) -> str:
     """The text of a PDF, .txt or .md file, or `InputFileError` saying why there is none."""
     path = Path(path)
     if not path.exists():
@@ -120,7 +120,7 @@ def read_paper_text(path: str | Path, *, backend: str | None = None) -> str:
             raise InputFileError(f"cannot read: {exc.strerror}", item=str(path)) from None
         text = _normalize(raw.decode("utf-8", errors="replace"))
     elif suffix == ".pdf" or _looks_like_pdf(path):
-        text = _pdf_text(path, backend)
+        text = _pdf_text(path, backend, extract_options)
     else:
         raise InputFileError(f"unsupported file type '{suffix or '(none)'}'", item=str(path),
                              hint="give a .pdf, .txt or .md file")
@@ -147,13 +147,15 @@ def _looks_like_pdf(path: Path) -> bool:
         return False
 
 
-def _pdf_text(path: Path, backend: str | None) -> str:
+def _pdf_text(path: Path, backend: str | None, options: dict[str, Any]) -> str:
     try:
         from review.extract import extract_file  # the extraction stage, loaded only for PDFs
     except ImportError:
         raise InputFileError("PDF extraction is not available in this installation", item=str(path),
                              hint="check the .txt of the paper instead") from None
-    kwargs = {"backend": backend} if backend else {}
+    kwargs: dict[str, Any] = dict(options)
+    if backend:
+        kwargs["backend"] = backend
     extraction = extract_file(path, **kwargs)
     if getattr(extraction, "outcome", "ok") != "ok":
         reason = getattr(extraction, "reason", None) or "unreadable"
@@ -163,7 +165,8 @@ def _pdf_text(path: Path, backend: str | None) -> str:
     return extraction.text or ""
 
 
-def check_file(path: str | Path, ruleset: RuleSet, *, backend: str | None = None) -> CheckResult:
-    result = check_text(read_paper_text(path, backend=backend), ruleset)
+def check_file(path: str | Path, ruleset: RuleSet, *, backend: str | None = None, **extract_options: Any) -> CheckResult:
+    """Check a PDF, .txt or .md file; `extract_options` (timeout, memory_mb) go to the extractor."""
+    result = check_text(read_paper_text(path, backend=backend, **extract_options), ruleset)
     result.source = str(path)
     return result

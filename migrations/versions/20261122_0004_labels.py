@@ -17,6 +17,8 @@ depends_on = None
 
 
 def upgrade() -> None:
+    # rule_sets, findings and paper_labels were created by 0001 and the rule engine needs
+    # no change to them; this revision stays as the label area's slot in the chain.
     pass
 
 

@@ -39,7 +39,8 @@ def check(
 
     settings = context.get(ctx).settings
     ruleset = resolve_rules(settings, rules, option or ())
-    result = check_file(path, ruleset, backend=backend or settings.extract.backend)
+    result = check_file(path, ruleset, backend=backend or settings.extract.backend,
+                        timeout=settings.extract.timeout, memory_mb=settings.extract.memory_mb)
     if json_:
         print_json(result.as_dict())
     else:
