@@ -154,7 +154,7 @@ def _sync(db: Database, client: LabelStudioClient, kind: str, title: str, chosen
     result.origin = client.origin(pid) if pid else ""
     remote: dict[str, Any] = {}
     if pid is not None:
-        for t in client.all_tasks(pid):
+        for t in client.all_tasks(pid, annotations=False):
             if t.ref:
                 remote.setdefault(t.ref, t)
     with db.session() as s:
