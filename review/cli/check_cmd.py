@@ -31,6 +31,8 @@ def check(
     5 when the rule file is bad. Needs no database.
 
     Example:
+
+    \b
         review check paper.pdf
         review check paper.txt --rules patterns/bleu.toml --json
     """

@@ -35,8 +35,11 @@ def label(
     beside the old ones, and --diff lists the papers whose labels changed.
 
     Example:
+
+    \b
         review label
-        review label --rules patterns/rouge-precise.toml --diff --against 0dd6d0867
+        review label --rules patterns/rouge-precise.toml --diff --against 0a7eb417a8ad
+        review label --list
     """
     from review.rules.stage import (diff_labels, find_rule_set, list_rule_sets, previous_rule_set,
                                     resolve_rules, run_label)
