@@ -19,6 +19,7 @@ from typing import Any, Iterable
 from sqlalchemy import and_, select
 from sqlalchemy.orm import Session
 
+from review.compute import json_text, parse_json
 from review.db.models import Document, Paper, PaperText, Reproducibility, RuleSet
 
 RELEASED_COLUMNS = [
@@ -62,13 +63,14 @@ def _tri(value: str | None) -> bool | None:
 def read_records(session: Session) -> list[Record]:
     """Every paper that was not removed or retracted, joined with its derived labels."""
     R = Reproducibility
+    J = json_text
     q = (
-        select(Paper.ident, Paper.url, Paper.authors, Paper.title, Paper.venue, Paper.year, Paper.month,
+        select(Paper.ident, Paper.url, J(Paper.authors), Paper.title, Paper.venue, Paper.year, Paper.month,
                Paper.booktitle, Paper.address, Paper.publisher, Paper.pages, Paper.source, Paper.doi, Paper.pdf_url,
-               R.paper_rouge, R.paper_rouge_prelim, R.paper_params, R.protocol, R.paper_packages, R.variants,
-               R.code_url, R.code_rouge, R.code_rouge_prelim, R.code_packages, R.packages, R.software_error,
-               R.reproducible, R.params, R.has_code, R.code_urls, R.r1, R.r2, R.r3, R.category, R.label_source,
-               R.sources, RuleSet.sha256, R.id,
+               R.paper_rouge, R.paper_rouge_prelim, R.paper_params, J(R.protocol), J(R.paper_packages), J(R.variants),
+               R.code_url, R.code_rouge, R.code_rouge_prelim, J(R.code_packages), J(R.packages), R.software_error,
+               R.reproducible, J(R.params), R.has_code, J(R.code_urls), R.r1, R.r2, R.r3, R.category, R.label_source,
+               J(R.sources), RuleSet.sha256, R.id,
                Document.outcome, Document.reason, PaperText.outcome, PaperText.reason)
         .select_from(Paper)
         .outerjoin(R, R.paper_id == Paper.id)
@@ -79,11 +81,15 @@ def read_records(session: Session) -> list[Record]:
         .order_by(Paper.ident)
     )
     out: list[Record] = []
+    P = parse_json
     for row in session.execute(q):
         (ident, url, authors, title, venue, year, month, booktitle, address, publisher, pages, source, doi, pdf_url,
          rouge, prelim, params, protocol, ppk, variants, code_url, code_rouge, code_prelim, code_pk, packages,
          sw_error, reproducible, param_strings, has_code, code_urls, r1, r2, r3, category, label_source, sources,
          rules_sha, rid, doc_outcome, doc_reason, text_outcome, text_reason) = row
+        authors, protocol, ppk, variants, code_pk, packages, param_strings, code_urls, sources = (
+            P(authors), P(protocol), P(ppk), P(variants), P(code_pk), P(packages), P(param_strings), P(code_urls),
+            P(sources))
         values = {
             "paper_ident": ident, "paper_url": url, "paper_author": list(authors or []), "paper_title": title,
             "paper_venue": venue, "paper_year": year, "paper_month": month, "paper_booktitle": booktitle,
@@ -111,6 +117,8 @@ def _csv_value(column: str, value: Any) -> str:
     if column in BOOL_COLUMNS:
         return "true" if value else "false"
     if column in LIST_COLUMNS or column in JSON_COLUMNS:
+        if not value:
+            return "[]" if isinstance(value, list) else "{}"
         return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return str(value)
 
