@@ -181,3 +181,7 @@ def test_cli_label_json_diff_list_and_bad_rules(cli, tmp_path: Path) -> None:  #
     assert code == 1 and "no stored rule set matches 'zzzzzzzz'" in err
     code, _, err = cli("label", "--dry-run", "--rules", str(PATTERNS / "bleu.toml"))
     assert code == 0 and "would label 5 papers with bleu" in err
+    code, out, err = cli("label", "--drop", first["sha256"][:10], "--json")
+    assert code == 0 and json.loads(out)["papers"] == 5 and "human decisions untouched" in err
+    code, out, _ = cli("label", "--list", "--json")
+    assert [r["name"] for r in json.loads(out)["rule_sets"]] == ["rouge-precise"]

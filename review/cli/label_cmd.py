@@ -23,6 +23,7 @@ def label(
     diff: bool = typer.Option(False, "--diff", help="After labeling, list the papers whose labels changed since the previous version of this rule file."),
     against: Optional[str] = typer.Option(None, "--against", help="With --diff: compare with this stored rule set (sha256 prefix or id)."),
     list_: bool = typer.Option(False, "--list", help="List the stored rule-set versions and exit."),
+    drop: Optional[str] = typer.Option(None, "--drop", help="Delete a stored rule-set version (sha256 prefix or id) with its findings and labels, and exit."),
     limit: LimitOpt = None,
     dry_run: DryRunOpt = False,
     json_: JsonOpt = False,
@@ -41,7 +42,7 @@ def label(
         review label --rules patterns/rouge-precise.toml --diff --against 0a7eb417a8ad
         review label --list
     """
-    from review.rules.stage import (diff_labels, find_rule_set, list_rule_sets, previous_rule_set,
+    from review.rules.stage import (diff_labels, drop_rule_set, find_rule_set, list_rule_sets, previous_rule_set,
                                     resolve_rules, run_label)
 
     app_ctx = context.get(ctx)
@@ -54,6 +55,17 @@ def label(
         else:
             print_table("Rule sets", ["id", "name", "version", "sha256", "papers", "path"],
                         [(r["id"], r["name"], r["version"], r["sha256"][:12], r["papers"], r["path"]) for r in rows])
+        return
+    if drop:
+        with record_run(db, "label --drop", {"drop": drop}) as run:
+            with db.session() as s:
+                info = drop_rule_set(s, drop)
+            run.counts.update({"papers": info["papers"], "findings": info["findings"]})
+            run.summary = f"dropped rule set {info['name']} {info['sha256'][:12]}"
+        if json_:
+            print_json(info)
+        summary(f"dropped rule set {info['name']} ({info['sha256'][:12]}): {info['papers']} paper labels, "
+                f"{info['findings']} findings; human decisions untouched")
         return
     ruleset = resolve_rules(app_ctx.settings, rules, option or ())  # a bad file stops here, before any text
     if dry_run:

@@ -305,3 +305,16 @@ def latest_rule_set(session: Session, name: str | None = None) -> RuleSetRow | N
     if name:
         q = q.where(RuleSetRow.name == name)
     return session.scalar(q.order_by(Run.finished_at.desc(), Run.id.desc()).limit(1))
+
+
+def drop_rule_set(session: Session, ref: str) -> dict[str, Any]:
+    """Delete one stored rule-set version with its findings and labels (never human work).
+
+    Old versions are kept for `--diff` until dropped; runs keep their `rules_sha256`.
+    """
+    row = find_rule_set(session, ref)
+    findings = session.execute(delete(Finding).where(Finding.rule_set_id == row.id)).rowcount or 0
+    labels = session.execute(delete(PaperLabel).where(PaperLabel.rule_set_id == row.id)).rowcount or 0
+    info = {"id": row.id, "name": row.name, "sha256": row.sha256, "papers": labels, "findings": findings}
+    session.delete(row)
+    return info
