@@ -179,3 +179,8 @@ r1_packages = ["coco-caption"]
     got = labels("METEOR 1.5 with paraphrase tables via pycocoevalcap, run as -l en -norm", rs)
     assert got.computes and got.packages == ("coco-caption",) and got.protocol == ("paraphrase",)
     assert got.params == ("-l en -norm",)
+
+
+def test_names_that_would_not_fit_the_database_are_rejected(tmp_path: Path) -> None:
+    assert "at most 128 characters" in error(tmp_path, MINIMAL.replace('id = "flag.word"', f'id = "{"x" * 129}"'))
+    assert "`version` has at most 64" in error(tmp_path, f'version = "{"v" * 65}"\n' + MINIMAL)

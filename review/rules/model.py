@@ -248,6 +248,9 @@ def build_ruleset(data: dict[str, Any], *, source: str = "<rules>", options: Ite
         data = _apply_option(data, name, declared[name], source)
 
     name = _str(data, "name", source, required=True)
+    for key, most in (("name", 128), ("metric", 64), ("version", 64)):
+        if isinstance(data.get(key), str) and len(data[key]) > most:
+            raise RuleFileError(f"`{key}` has at most {most} characters", item=source)
     snippet_chars = data.get("snippet_chars", 80)
     if not isinstance(snippet_chars, int) or snippet_chars < 0:
         raise RuleFileError("`snippet_chars` must be a non-negative integer", item=source)
@@ -378,6 +381,8 @@ def _build_rules(raw: Any, anchors: Mapping[str, Pattern], regions: Mapping[str,
         if not isinstance(rid, str) or not rid:
             raise RuleFileError(f"rules[{i}] has no `id`", item=source)
         where = f"rule '{rid}'"
+        if len(rid) > 128:
+            raise RuleFileError(f"{where}: an id has at most 128 characters", item=source)
         _check_keys(r, RULE_KEYS, where, source)
         if rid in seen:
             raise RuleFileError(f"{where} is defined twice", item=source)
@@ -388,8 +393,8 @@ def _build_rules(raw: Any, anchors: Mapping[str, Pattern], regions: Mapping[str,
             kinds = ", ".join(k.value for k in Kind)
             raise RuleFileError(f"{where}: kind {r.get('kind')!r} is not one of {kinds}", item=source) from None
         label = r.get("label", rid)
-        if not isinstance(label, str) or not label:
-            raise RuleFileError(f"{where}: `label` must be a non-empty string", item=source)
+        if not isinstance(label, str) or not label or len(label) > 128:
+            raise RuleFileError(f"{where}: `label` must be a non-empty string of at most 128 characters", item=source)
         sources = r.get("patterns", [])
         if "pattern" in r:
             sources = [r["pattern"], *sources]
