@@ -27,7 +27,7 @@ def main() -> None:
     for pdf in sorted(folder.glob("*.pdf")):
         ex = extract_file(pdf, isolate=False)
         if ex.outcome == "ok":
-            texts[pdf.name.split("-")[0] + "-" + pdf.name.split("-")[-1][:-4] if False else pdf.stem[:40]] = ex.text or ""
+            texts[pdf.stem[:40]] = ex.text or ""
     faithful = load_ruleset(ROOT / "patterns" / "rouge.toml")
     variants = {name: load_ruleset(ROOT / "patterns" / "rouge.toml", [name]) for name in faithful.available_options}
     variants["rouge-precise.toml (all)"] = load_ruleset(ROOT / "patterns" / "rouge-precise.toml")
