@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
@@ -42,7 +42,7 @@ from reportlab.lib.styles import ParagraphStyle
 from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.platypus import BaseDocTemplate, Frame, PageTemplate, Paragraph, Spacer, Table, TableStyle
-from reportlab.platypus.doctemplate import FrameBreak, NextPageTemplate
+from reportlab.platypus.doctemplate import FrameBreak, LayoutError, NextPageTemplate
 from reportlab.platypus.flowables import KeepTogether
 
 FONT_DIRS = [
@@ -292,7 +292,18 @@ def write_paper(path: str | Path, spec: PaperSpec, *, password: str | None = Non
         story.append(_para("References", heading, ligatures=lig))
         for ref in spec.references:
             story.append(_para(ref, ref_st, ligatures=lig))
-    doc.build(story)
+    try:
+        doc.build(story)
+    except LayoutError:
+        # ReportLab (5.x) sometimes fails to split a paragraph across frames at a
+        # hyphenated line ("Splitting error"), more often with ligature glyphs. Such a
+        # paper is typeset again without ligatures, then without hyphenation; the ground
+        # truth returned is always that of the PDF actually written.
+        if lig:
+            return write_paper(path, replace(spec, ligatures=False), password=password)
+        if hyph:
+            return write_paper(path, replace(spec, hyphenate=False), password=password)
+        raise
     return _ground_truth(doc.trace)
 
 

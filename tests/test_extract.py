@@ -144,6 +144,7 @@ def test_pool_finishes_every_job_whatever_fails():
     ("Krys\u00b4cin\u00b4ski", "Kryściński"),  # pdfminer
     ("stemming1\n. Then", "stemming1. Then"),  # superscript footnote mark
     ("see https://github. com/kedz/rouge_papier. Then", "see https://github.com/kedz/rouge_papier. Then"),
+    ("code at https://github.com/ZNLP/ATSum. 1317 Model", "code at https://github.com/ZNLP/ATSum. 1317 Model"),
     ("a  \t b\r\n\r\nc", "a b c"),
     ("ＲＯＵＧＥ", "ROUGE"),
 ])

@@ -54,12 +54,16 @@ _ACC = "".join(_ACCENTS)
 _SPACED_ACCENT = re.compile(rf"(?<=[^\W\d_]) ([{_ACC}]) ([^\W\d_])")
 _TIGHT_ACCENT = re.compile(rf"([^\W\d_])([{_ACC}])([^\W\d_])")
 
-_BREAK = re.compile(r"([^\W_]+)(?:\ufffe[ \t]*\n?|\u00ad[ \t]*\n?|-[ \t]*[\n\f])[ \t\n\f]*([^\W_]+)")
-_WORD = re.compile(r"[^\W\d_][^\W_]*(?:-[^\W_]+)*")
+# A line-end break: PDFium's U+FFFE (lines already joined), a soft hyphen, or "-" + newline.
+_MARKER = re.compile(r"(?:\ufffe[ \t]*\n?|\u00ad[ \t]*\n?|-[ \t]*[\n\f])[ \t\n\f]*")
+_RIGHT = re.compile(r"[^\W_]+")
+_WORD = re.compile(r"\b[^\W\d_][^\W_]*(?:-[^\W_]+)*")
 _SPACE_BEFORE_PUNCT = re.compile(r" ([.,;])(?= |\n|$)")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\ufffe\uffff\ue000-\uf8ff\U000f0000-\U0010ffff]")
 _ORPHAN_ACCENT = re.compile(rf"[{_ACC}]")
-_URL_BREAK = re.compile(r"((?:https?://|www\.)\S*[./]) ([a-z0-9][\w./~%#?=&-]*)")
+# The continuation must itself look like a URL part (lower-case start, a "/" or "." inside),
+# so a page number after "https://github.com/x." stays apart.
+_URL_BREAK = re.compile(r"((?:https?://|www\.)\S*[./]) ([a-z][\w~%#?=&-]*[./][\w./~%#?=&-]*)")
 
 
 def _compose(base: str, mark: str) -> str | None:
@@ -83,21 +87,48 @@ def reattach_accents(text: str) -> str:
         c = _compose(nxt, mark)
         return prev + c if c else m.group(0)
 
+    if not _ORPHAN_ACCENT.search(text):
+        return text  # the common case: nothing to do
     text = _SPACED_ACCENT.sub(spaced, text)
     text = _TIGHT_ACCENT.sub(tight, text)
     return _ORPHAN_ACCENT.sub("", text)  # an accent with no letter to sit on is noise
 
 
-def _vocabulary(text: str) -> Counter[str]:
+def _breaks(text: str) -> list[tuple[int, int, str, str]]:
+    """(start, end, left piece, right piece) of every line-end break between two words.
+
+    Markers are found first and the words around them read afterwards: a regex that
+    starts with the word would retry at every letter of the text.
+    """
+    found = []
+    last_end = 0
+    for m in _MARKER.finditer(text):
+        start = m.start()
+        if start < last_end:
+            continue
+        i, lo = start, max(last_end, start - 80)
+        while i > lo and (text[i - 1].isalnum()):
+            i -= 1
+        right = _RIGHT.match(text, m.end())
+        if i == start or right is None:
+            continue
+        found.append((i, right.end(), text[i:start], right.group()))
+        last_end = right.end()
+    return found
+
+
+def _vocabulary(text: str, breaks: list[tuple[int, int, str, str]]) -> Counter[str]:
     """Word counts of the document outside hyphenation breaks (lower case)."""
-    clean = _BREAK.sub(" ", text)
-    counts: Counter[str] = Counter()
-    for w in _WORD.findall(clean):
-        lw = w.lower()
-        counts[lw] += 1
-        if "-" in lw:
-            for part in lw.split("-"):
-                counts["\x00part:" + part] += 1
+    pieces, pos = [], 0
+    for start, end, _, _ in breaks:
+        pieces.append(text[pos:start])
+        pos = end
+    pieces.append(text[pos:])
+    counts: Counter[str] = Counter(map(str.lower, _WORD.findall(" ".join(pieces))))
+    for w, n in list(counts.items()):
+        if "-" in w:
+            for part in w.split("-"):
+                counts["\x00part:" + part] += n
     return counts
 
 
@@ -119,18 +150,18 @@ def keep_hyphen(left: str, right: str, vocab: Counter[str]) -> bool:
 
 def dehyphenate(text: str) -> str:
     """Join words broken at line ends, keeping real hyphens (see step 4)."""
-    vocab = _vocabulary(text)
-
-    def fix(m: re.Match[str]) -> str:
-        left, right = m.group(1), m.group(2)
-        return f"{left}-{right}" if keep_hyphen(left, right, vocab) else left + right
-
-    # Overlapping breaks ("a-\nb-\nc") need a second pass.
-    for _ in range(2):
-        new = _BREAK.sub(fix, text)
-        if new == text:
+    for _ in range(2):  # a word broken twice ("a-\nb-\nc") needs a second pass
+        breaks = _breaks(text)
+        if not breaks:
             break
-        text = new
+        vocab = _vocabulary(text, breaks)
+        out, pos = [], 0
+        for start, end, left, right in breaks:
+            out.append(text[pos:start])
+            out.append(f"{left}-{right}" if keep_hyphen(left, right, vocab) else left + right)
+            pos = end
+        out.append(text[pos:])
+        text = "".join(out)
     return text
 
 
