@@ -9,6 +9,7 @@ put into an error message. Every failure becomes a `ServiceError` naming what wa
 
 from __future__ import annotations
 
+import json
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -145,27 +146,39 @@ class LabelStudioClient:
     # --- tasks and predictions
     def tasks_page(self, project_id: int, page: int, page_size: int = 100, *,
                    annotations: bool = True) -> tuple[list[RemoteTask], bool]:
-        """One page of tasks (id, data and, if asked, annotations) and whether more follow.
+        """One page of tasks (id and data, and their annotations if asked) and whether more follow.
 
-        Without annotations only id and data are requested: the full task serialization is
-        several times slower on the server.
+        The page itself asks only for id and data, and the annotations of its tasks come from
+        the project's JSON export limited to those task ids: together about twice as fast as
+        the full task serialization, and still one page at a time (a pull commits per page).
         """
         with self._call(f"read tasks page {page}", project_id=project_id):
             if page == 1:  # a deleted project must be an error, not an empty list
                 self._sdk.projects.get(project_id)
-            if annotations:  # `include` would cut annotations down to their ids
-                pager = self._sdk.tasks.list(project=project_id, fields="all", page=page, page_size=page_size)
-            else:
-                pager = self._sdk.tasks.list(project=project_id, fields="task_only", include="id,data", page=page,
-                                             page_size=page_size)
-        tasks = []
-        for t in pager.items or []:
-            tasks.append(RemoteTask(id=t.id, data=dict(t.data or {}),
-                                    annotations=plain(list(t.annotations or [])) if annotations else []))
+            pager = self._sdk.tasks.list(project=project_id, fields="task_only", include="id,data", page=page,
+                                         page_size=page_size)
+        tasks = [RemoteTask(id=t.id, data=dict(t.data or {})) for t in pager.items or []]
+        if annotations and tasks:
+            by_id = {t.id: t for t in tasks}
+            for exported in self.export(project_id, [t.id for t in tasks]):
+                if exported.get("id") in by_id:
+                    by_id[exported["id"]].annotations = list(exported.get("annotations") or [])
         # the SDK's has_next only says "this page was not empty"; asking past the end is a 404
         total = getattr(pager.response, "total", None)
         more = len(tasks) == page_size and (total is None or page * page_size < total)
         return tasks, more
+
+    def export(self, project_id: int, task_ids: list[int] | None = None) -> list[dict[str, Any]]:
+        """The project's Label Studio JSON export (all tasks, or only `task_ids`)."""
+        extra = {"additional_query_parameters": {"ids[]": [str(i) for i in task_ids]}} if task_ids else None
+        with self._call("export annotations", project_id=project_id):
+            raw = b"".join(self._sdk.projects.exports.download_sync(
+                project_id, export_type="JSON", download_all_tasks=True, request_options=extra))
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            raise ServiceError("Label Studio's export is not JSON", item=self.origin(project_id)) from None
+        return data if isinstance(data, list) else []
 
     def all_tasks(self, project_id: int, page_size: int = 100, *, annotations: bool = True,
                   predictions: bool = True) -> Iterator[RemoteTask]:
