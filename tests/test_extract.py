@@ -202,9 +202,20 @@ def test_real_truncated_pdf_is_corrupt():
         assert (ex.outcome, ex.reason) == ("failed", "corrupt")
 
 
-def test_pdfgen_ground_truth_is_deterministic(tmp_path):
+def test_pdfgen_is_deterministic_and_its_truth_matches_a_fresh_pdf(tmp_path):
     from review.pdfgen import sample_spec, write_paper
 
-    truth = write_paper(tmp_path / "a.pdf", sample_spec(seed=1))
-    assert truth == (PDFS / "rouge-paper.txt").read_text(encoding="utf-8")
-    assert (tmp_path / "a.pdf").read_bytes() == (PDFS / "rouge-paper.pdf").read_bytes()
+    truth = write_paper(tmp_path / "a.pdf", sample_spec(seed=5, sections=3))
+    assert write_paper(tmp_path / "b.pdf", sample_spec(seed=5, sections=3)) == truth
+    assert (tmp_path / "a.pdf").read_bytes() == (tmp_path / "b.pdf").read_bytes()
+    ex = extract_file(tmp_path / "a.pdf", isolate=False)
+    assert ex.ok and similarity(truth, ex.text) > 0.98
+
+
+def test_pdfgen_encrypted_and_scanned(tmp_path):
+    from review.pdfgen import sample_spec, write_paper, write_scanned_pdf
+
+    write_paper(tmp_path / "e.pdf", sample_spec(seed=3, sections=1), password="pw")
+    write_scanned_pdf(tmp_path / "s.pdf", pages=1)
+    assert extract_file(tmp_path / "e.pdf", isolate=False).reason == "encrypted"
+    assert extract_file(tmp_path / "s.pdf", isolate=False).reason == "no_text"
