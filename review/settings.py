@@ -67,7 +67,7 @@ class ExtractSettings(Section):
     backend: str = Field("pypdfium2", description="pypdfium2 (fast) or pdfplumber")
     workers: int = Field(0, description="worker processes (0 = one per core)")
     timeout: float = Field(120.0, description="seconds one PDF may take")
-    memory_mb: int = Field(2048, description="memory cap of one worker process")
+    memory_mb: int = Field(2048, description="memory one worker process may add to its start size (address-space cap)")
 
 
 class LabelSettings(Section):

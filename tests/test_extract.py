@@ -106,7 +106,7 @@ def test_a_hanging_pdf_times_out_and_the_worker_is_replaced():
 
 def test_a_memory_hog_hits_the_cap_and_the_worker_is_replaced():
     # "test:hog" is the documented test hook: a backend that allocates without end.
-    w = Worker(timeout=60, memory_mb=768)
+    w = Worker(timeout=60, memory_mb=512)
     try:
         ex = w.extract(PDFS / "rouge-paper.pdf", "test:hog")
         assert (ex.outcome, ex.reason) == ("failed", "memory")
@@ -119,7 +119,7 @@ def test_pool_finishes_every_job_whatever_fails():
     jobs = [("good1", PDFS / "rouge-paper.pdf", "pypdfium2"), ("hang", PDFS / "rouge-paper.pdf", "test:sleep"),
             ("enc", PDFS / "encrypted.pdf", "pypdfium2"), ("hog", PDFS / "rouge-paper.pdf", "test:hog"),
             ("good2", PDFS / "plain-paper.pdf", "pdfplumber"), ("good3", PDFS / "plain-paper.pdf", "pypdfium2")]
-    with WorkerPool(2, timeout=3, memory_mb=768) as pool:
+    with WorkerPool(2, timeout=3, memory_mb=512) as pool:
         results = dict(pool.imap(iter(jobs)))
     assert {k: r.reason or r.outcome for k, r in results.items()} == {
         "good1": "ok", "hang": "timeout", "enc": "encrypted", "hog": "memory", "good2": "ok", "good3": "ok"}

@@ -24,7 +24,7 @@ def extract(
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Try again the PDFs whose extraction failed."),
     redo: bool = typer.Option(False, "--redo", help="Extract again every PDF (e.g. after changing the backend)."),
     timeout: Optional[float] = typer.Option(None, "--timeout", min=1, help="Seconds one PDF may take (default from settings)."),
-    memory_mb: Optional[int] = typer.Option(None, "--memory-mb", min=64, help="Memory cap of a worker process in MB."),
+    memory_mb: Optional[int] = typer.Option(None, "--memory-mb", min=64, help="Memory (MB) a worker may use beyond its start size."),
     json_: JsonOpt = False,
 ) -> None:
     """Extract the text of every downloaded PDF into the database, normalized.

@@ -2,7 +2,7 @@
 
 Why: PDF parsers loop forever or eat all memory on some files, and a C library can
 crash outright. Each extraction runs in a long-lived child process whose address space
-is capped with `resource.setrlimit(RLIMIT_AS)`; the parent waits at most `timeout`
+is capped with `resource.setrlimit(RLIMIT_AS)` (start size + memory_mb); the parent waits at most `timeout`
 seconds for the answer and otherwise kills the child (SIGKILL) and starts a new one.
 A MemoryError inside the child becomes the outcome "memory" (and the child retires, as
 its heap may be in bad shape); a child that dies becomes "crash" with the signal name.
@@ -37,11 +37,26 @@ def _context() -> Any:
     return mp.get_context("fork")
 
 
+def _address_space() -> int:
+    """This process's current virtual size in bytes (0 when /proc is not there)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def _limit_memory(memory_mb: int) -> None:
+    """Cap the address space at the worker's start size plus `memory_mb`.
+
+    A forked worker starts with its parent's mappings (imported libraries, thread
+    stacks), which can be hundreds of MB of address space; the cap is the room a PDF
+    gets on top of that, so the same setting means the same thing in any parent.
+    """
     import resource
 
     if memory_mb > 0:
-        cap = memory_mb * 1024 * 1024
+        cap = _address_space() + memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
