@@ -28,7 +28,8 @@ from sqlalchemy import JSON, DateTime, Text, TypeDecorator, bindparam, cast, del
 from sqlalchemy.orm import Session
 
 import review
-from review.db.models import Codebase, HumanDecision, Paper, PaperLabel, Reproducibility, RuleSet, Run
+from review.db.models import (Codebase, HumanDecision, HumanProject, Paper, PaperLabel, Reproducibility, RuleSet,
+                              Run)
 from review.db.session import Database
 from review.db.base import utcnow
 from review.errors import InputFileError, RuleFileError
@@ -184,7 +185,21 @@ def parse_list(answer: Any) -> list[str] | None:
     return sorted({a.strip() for a in answer if a.strip() and a.strip().casefold() != "none"})
 
 
+def parse_params(answer: Any) -> bool | list[str] | None:
+    """P1 is a yes/no, or (in our Label Studio config) the parameter strings the reviewer
+    copied from the paper, one per line: any string means "yes, parameters are listed"."""
+    flag = parse_bool(answer)
+    if flag is not None:
+        return flag
+    strings = parse_list(answer)
+    if strings is None:
+        return None
+    return [x for x in strings if x.casefold() not in ("no", "false")]
+
+
 def parse_answer(question: str, answer: Any) -> Any:
+    if question == "P1":
+        return parse_params(answer)
     if question in BOOL_QUESTIONS:
         return parse_bool(answer)
     if question in LIST_QUESTIONS:
@@ -199,11 +214,20 @@ class Decision:
     annotated_at: datetime
     id: int
     value: Any  # bool or tuple of str
+    adjudication: bool = False  # from an adjudication project: wins outright
+
+    @property
+    def vote(self) -> Any:
+        """What is counted: for P1 parameter strings only whether there are any."""
+        if self.question == "P1" and isinstance(self.value, tuple):
+            return bool(self.value)
+        return self.value
 
 
 def resolve_decisions(decisions: Iterable[Decision]) -> dict[str, Any]:
     """One answer per question: each reviewer's latest answer counts once; majority wins.
 
+    An answer from an adjudication project wins outright (as in review.labelstudio.resolve).
     A tie goes to the value given most recently among the tied ones, so the outcome does
     not depend on row order.
     """
@@ -218,10 +242,13 @@ def resolve_decisions(decisions: Iterable[Decision]) -> dict[str, Any]:
         by_question[question].append(d)
     out: dict[str, Any] = {}
     for question, ds in by_question.items():
-        votes = Counter(d.value for d in ds)
+        adjudicated = [d for d in ds if d.adjudication]
+        if adjudicated:
+            ds = adjudicated
+        votes = Counter(d.vote for d in ds)
         top = max(votes.values())
         tied = {v for v, n in votes.items() if n == top}
-        newest = max((d for d in ds if d.value in tied), key=lambda d: (d.annotated_at, d.id))
+        newest = max((d for d in ds if d.vote in tied), key=lambda d: (d.annotated_at, d.id))
         out[question] = list(newest.value) if isinstance(newest.value, tuple) else newest.value
     return out
 
@@ -284,7 +311,10 @@ def compute_paper(inp: PaperInput, catalog: Catalog, settings: ComputeSettings) 
         return automated
 
     paper_rouge = pick("P0", label["computes"] if label else None)
+    params = list(label["params"]) if label else []
     paper_params = pick("P1", bool(label["params"]) if label else None)
+    if isinstance(paper_params, list):  # the reviewer's parameter strings
+        params, paper_params = list(paper_params), bool(paper_params)
     variants = pick("P2", sorted(set(label["variants"])) if label else None) or []
     protocol = pick("P3", sorted(set(label["protocol"])) if label else None) or []
     paper_packages = _dealias(pick("P4", label["packages"] if label else None) or [], catalog)
@@ -361,7 +391,7 @@ def compute_paper(inp: PaperInput, catalog: Catalog, settings: ComputeSettings) 
     return {
         "paper_id": inp.paper_id, "paper_rouge": paper_rouge,
         "paper_rouge_prelim": label["prelim"] if label else None,
-        "paper_params": paper_params, "params": list(label["params"]) if label else [],
+        "paper_params": paper_params, "params": params,
         "protocol": list(protocol), "variants": list(variants), "paper_packages": paper_packages,
         "code_url": code_urls[0] if code_urls else None, "code_urls": code_urls,
         "code_rouge": code_rouge if (codes or has_code is not None or inp.human.get("C2") is not None) else None,
@@ -414,16 +444,19 @@ def choose_rule_set(session: Session, wanted: str) -> RuleSet | None:
 def _decisions(session: Session) -> tuple[dict[int, list[Decision]], dict[int, list[Decision]]]:
     by_paper: dict[int, list[Decision]] = defaultdict(list)
     by_code: dict[int, list[Decision]] = defaultdict(list)
+    adjudication = set(session.scalars(select(HumanProject.origin).where(HumanProject.purpose == "adjudication")))
     rows = session.execute(select(HumanDecision.id, HumanDecision.paper_id, HumanDecision.codebase_id,
                                   HumanDecision.question, HumanDecision.answer, HumanDecision.annotator,
-                                  HumanDecision.annotated_at).where(HumanDecision.deleted.is_(False)))
-    for did, pid, cid, question, answer, annotator, at in rows:
+                                  HumanDecision.annotated_at, HumanDecision.origin)
+                           .where(HumanDecision.deleted.is_(False)))
+    for did, pid, cid, question, answer, annotator, at, origin in rows:
         value = parse_answer(question, answer)
         if value is None:
             if question in BOOL_QUESTIONS + LIST_QUESTIONS:
                 log.warning("decision %s (%s by %s): answer %r not understood; ignored", did, question, annotator, answer)
             continue
-        d = Decision(question, annotator, at, did, tuple(value) if isinstance(value, list) else value)
+        d = Decision(question, annotator, at, did, tuple(value) if isinstance(value, list) else value,
+                     adjudication=origin in adjudication)
         if cid is not None:
             by_code[cid].append(d)
         elif pid is not None:

@@ -137,3 +137,30 @@ def test_cli_compute_json(cli, tmp_path):
     data = json.loads(out)
     assert data["reproducible"] == 4 and data["rouge_papers"] == 8
     assert "computed 13 papers" in err
+
+
+def test_p1_parameter_strings_vote_as_yes_and_adjudication_wins():
+    from datetime import timedelta
+    from review.compute import parse_answer
+    assert parse_answer("P1", ["-c 95 -n 2"]) == ["-c 95 -n 2"] and parse_answer("P1", []) == []
+    assert parse_answer("P1", "no") is False and parse_answer("P1", ["NONE"]) == []
+    d = lambda q, a, v, m, i, adj=False: Decision(q, a, T0 + timedelta(minutes=m), i, v, adjudication=adj)  # noqa: E731
+    # two reviewers copied different strings: both are "yes", the newest strings are kept
+    assert resolve_decisions([d("P1", "a", ("-n 2",), 0, 1), d("P1", "b", ("-n 2 -m",), 1, 2),
+                              d("P1", "c", (), 2, 3)]) == {"P1": ["-n 2 -m"]}
+    # an adjudicator overrules a 2-1 majority
+    assert resolve_decisions([d("P0", "a", True, 0, 1), d("P0", "b", True, 1, 2), d("P0", "c", False, 2, 3),
+                              d("P0", "judge", False, 3, 4, True)]) == {"P0": False}
+
+
+def test_human_parameter_strings_fill_params(db):
+    from sqlalchemy import insert
+    from review.db.models import HumanDecision
+    from tests.compute_support import decision
+    ids = known_corpus(db)
+    with db.session() as s:
+        s.execute(insert(HumanDecision), [decision(paper_id=ids["p03"], question="P1", answer=["-c 95 -r 1000 -n 2"],
+                                                   annotator="z", ref="z-p1")])
+    run_compute(db, Settings())
+    row = _rows(db)["p03"]
+    assert row.paper_params is True and row.params == ["-c 95 -r 1000 -n 2"] and row.r1 is True
