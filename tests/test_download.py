@@ -7,9 +7,8 @@ import threading
 import time
 
 import pytest
-from sqlalchemy import select
 
-from review.db.models import Document, Run
+from review.db.models import Run
 from review.download import run_download
 from review.localserver import LocalServer, Reply
 from review.runs import record_run

@@ -158,6 +158,7 @@ def _available(session: Session, among: Select) -> int:
 class _Job:
     claim: Claim
     paper_id: int
+    ident: str
     url: str
     crc32: str | None
     sha256: str | None
@@ -182,7 +183,7 @@ def _jobs(session: Session, claims: list[Claim]) -> tuple[list[_Job], list[Claim
         prior = None
         if doc is not None and doc.outcome == "ok":
             prior = Prior(doc.path, doc.sha256, doc.size, doc.etag, doc.last_modified)
-        jobs.append(_Job(c, paper.id, paper.pdf_url, paper.pdf_crc32, paper.pdf_sha256, prior))
+        jobs.append(_Job(c, paper.id, paper.ident, paper.pdf_url, paper.pdf_crc32, paper.pdf_sha256, prior))
     return jobs, orphans
 
 
@@ -292,7 +293,7 @@ def _record(db: Database, worker: str, job: _Job, fut: cf.Future, run: RunRecord
         kept = result.outcome == "failed" and doc is not None and doc.outcome == "ok" and job.prior is not None
         error = None if result.outcome != "failed" or kept else result.reason or "error"
         if finish(s, job.claim, worker, error=error) == 0:
-            log.warning("paper %s: lease lost to another worker; its result is not recorded twice", job.paper_id)
+            log.warning("paper %s: lease lost to another worker; its result is not recorded twice", job.ident)
             s.rollback()
             return None
         if doc is None:
@@ -303,7 +304,7 @@ def _record(db: Database, worker: str, job: _Job, fut: cf.Future, run: RunRecord
         if kept:
             doc.detail = f"refresh failed ({result.reason}): {result.detail}"
             log.warning("paper %s: refresh of %s failed (%s); the stored PDF is kept",
-                        job.paper_id, redact_url(job.url), result.reason)
+                        job.ident, redact_url(job.url), result.reason)
             return Counter({"kept": 1})
         doc.url = job.url
         doc.final_url = result.final_url
@@ -316,9 +317,9 @@ def _record(db: Database, worker: str, job: _Job, fut: cf.Future, run: RunRecord
             doc.outcome, doc.reason = "ok", None
             doc.path, doc.sha256, doc.size = result.path, result.sha256, result.size
             if result.final_url and result.final_url != job.url:
-                log.debug("paper %s: redirected to %s", job.paper_id, redact_url(result.final_url))
+                log.debug("paper %s: redirected to %s", job.ident, redact_url(result.final_url))
             return Counter({result.outcome: 1})
         doc.outcome, doc.reason = "failed", result.reason
         doc.path, doc.sha256, doc.size = None, None, result.size
-        log.error("paper %s: %s: %s (%s)", job.paper_id, result.reason, result.detail, redact_url(job.url))
+        log.error("paper %s: %s: %s (%s)", job.ident, result.reason, result.detail, redact_url(job.url))
         return Counter({"failed": 1, result.reason or "error": 1})
