@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import tarfile
 import time
@@ -102,9 +103,7 @@ def git_clone(url: str, dest: Path, *, timeout: float, max_bytes: int, refresh: 
         if dir_bytes(dest, stop_at=max_bytes) > max_bytes:
             raise FetchFailed("too_large", f"checkout is larger than {max_bytes // 1_000_000} MB")
     except BaseException:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _kill_group(proc)
         shutil.rmtree(dest, ignore_errors=True)
         raise
     finally:
@@ -112,6 +111,19 @@ def git_clone(url: str, dest: Path, *, timeout: float, max_bytes: int, refresh: 
             proc.stderr.close()
     dest.joinpath(".git", "review-complete").write_text(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     return Checkout(dest, _head(dest), cached=False)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:  # type: ignore[type-arg]
+    """Kill git and the helpers it started (index-pack, remote helpers): they write into dest too."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    time.sleep(POLL_SECONDS)  # let the killed helpers' file handles close before removing the folder
 
 
 def _head(path: Path) -> str | None:

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
-from review.codebases.catalog import Catalog, Package
+from review.codebases.catalog import Catalog, Package, literal_hint
 
 SCANNER_VERSION = "1"
 MAX_TEXT = 200
@@ -236,10 +236,10 @@ class _Scanner:
         self.imports_seen: list[tuple[str, int, str, str, int | None]] = []
         pk = catalog.packages
         self._any = {
-            "calls": _union([r for p in pk for r in p.calls + p.urls] + [INSTALL]),
-            "shell": _union([r for p in pk for r in p.shell + p.urls] + [INSTALL]),
-            "readme": _union([r for p in pk for r in p.readme + p.urls] + [INSTALL]),
-            "urls": _union([r for p in pk for r in p.urls]),
+            "calls": _Prefilter([r for p in pk for r in p.calls + p.urls]),
+            "shell": _Prefilter([r for p in pk for r in p.shell + p.urls]),
+            "readme": _Prefilter([r for p in pk for r in p.readme + p.urls]),
+            "urls": _Prefilter([r for p in pk for r in p.urls]),
         }
 
     # -- evidence bookkeeping
@@ -275,7 +275,7 @@ class _Scanner:
                 self._lines(rel, lines, "python" if rel.lower().endswith(".py") else "shell")
         elif kind in ("python", "shell", "readme"):
             self._lines(rel, lines, kind)
-        elif kind == "other" and self._any["urls"].search(content):
+        elif kind == "other" and self._any["urls"].may(content, content.lower()):
             for i, line in enumerate(lines, 1):
                 self._urls(rel, i, line, None, _comment(line))
         if kind in ("python", "perl"):
@@ -321,13 +321,11 @@ class _Scanner:
             self._urls(rel, i, line, None, commented)
 
     def _lines(self, rel: str, lines: list[str], kind: str) -> None:
-        anyrx = self._any["calls" if kind == "python" else kind]
+        patterns = self._any["calls" if kind == "python" else kind]
         content = "\n".join(lines)
-        if kind == "python":
-            has_import = "import" in content
-            if not anyrx.search(content) and not has_import:
-                return
-        elif not anyrx.search(content):
+        lower = content.lower()
+        if not (patterns.may(content, lower) or _installs_possible(lower)
+                or (kind == "python" and "import" in lower)):
             return
         for i, line in enumerate(lines, 1):
             self._line(rel, i, line, kind, None)
@@ -336,23 +334,25 @@ class _Scanner:
         commented = kind != "readme" and _comment(line)
         body = line.lstrip().lstrip("#/").strip() if commented else line
         packages = self.catalog.packages
-        if kind == "python" and "import" in body:
+        lower = body.lower()
+        if kind == "python" and "import" in lower:
             self._imports(rel, i, body, cell, commented)
-        if not self._any["calls" if kind == "python" else kind].search(body):
+        if _installs_possible(lower):
+            self._installs(rel, i, body, cell, commented, "readme" if kind == "readme" else "install")
+        if not self._any["calls" if kind == "python" else kind].may(body, lower):
             return
         if kind == "python":
             for p in packages:
-                if any(r.search(body) for r in p.calls):
+                if any(_hit(r, body, lower) for r in p.calls):
                     self.add(p.label, rel, i, line, "call", cell=cell, commented=commented)
         elif kind == "shell":
             for p in packages:
-                if any(r.search(body) for r in p.shell):
+                if any(_hit(r, body, lower) for r in p.shell):
                     self.add(p.label, rel, i, line, "shell", cell=cell, commented=commented)
         elif kind == "readme":
             for p in packages:
-                if any(r.search(body) for r in p.readme):
+                if any(_hit(r, body, lower) for r in p.readme):
                     self.add(p.label, rel, i, line, "readme", cell=cell)
-        self._installs(rel, i, body, cell, commented, "readme" if kind == "readme" else "install")
         if kind != "readme":
             self._urls(rel, i, body, cell, commented)
 
@@ -367,10 +367,11 @@ class _Scanner:
                         break
 
     def _urls(self, rel: str, i: int, line: str, cell: int | None, commented: bool) -> None:
-        if not self._any["urls"].search(line):
+        lower = line.lower()
+        if not self._any["urls"].may(line, lower):
             return
         for p in self.catalog.packages:
-            if any(r.search(line) for r in p.urls):
+            if any(_hit(r, line, lower) for r in p.urls):
                 self.add(p.label, rel, i, line, "url", cell=cell, commented=commented)
 
     def _imports(self, rel: str, i: int, line: str, cell: int | None, commented: bool) -> None:
@@ -399,7 +400,8 @@ class _Scanner:
         for p in self.catalog.packages:
             if not p.vendored:
                 continue
-            hits = [r.search(content) for r in p.vendored]
+            lower = content.lower()
+            hits = [r.search(content) if (_hint(r) is None or _hint(r) in lower) else None for r in p.vendored]
             found = [h for h in hits if h]
             if len(found) >= p.vendored_min:
                 first = min(found, key=lambda h: h.start())
@@ -470,10 +472,36 @@ def _module_matches(module: str, name: str) -> bool:
     return module == name or module.startswith(name + ".")
 
 
-def _union(patterns: list[re.Pattern[str]]) -> re.Pattern[str]:
-    if not patterns:
-        return re.compile(r"(?!x)x")
-    return re.compile("|".join(f"(?:{p.pattern})" for p in patterns), re.I | re.M)
+_HINTS: dict[str, str | None] = {}
+
+
+def _hint(rx: re.Pattern[str]) -> str | None:
+    if rx.pattern not in _HINTS:
+        _HINTS[rx.pattern] = literal_hint(rx.pattern)
+    return _HINTS[rx.pattern]
+
+
+def _hit(rx: re.Pattern[str], text: str, lower: str) -> bool:
+    """rx.search(text), skipped when the pattern's required literal is absent."""
+    hint = _hint(rx)
+    if hint is not None and hint not in lower:
+        return False
+    return rx.search(text) is not None
+
+
+class _Prefilter:
+    """Could any of these patterns match? Plain substring tests first, regexes only for the rest."""
+
+    def __init__(self, patterns: list[re.Pattern[str]]):
+        self.hints = tuple(sorted({h for rx in patterns if (h := _hint(rx)) is not None}))
+        self.unhinted = [rx for rx in patterns if _hint(rx) is None]
+
+    def may(self, text: str, lower: str) -> bool:
+        return any(h in lower for h in self.hints) or any(rx.search(text) for rx in self.unhinted)
+
+
+def _installs_possible(lower: str) -> bool:
+    return "install" in lower or " add " in lower
 
 
 def package_of(catalog: Catalog, label: str) -> Package | None:
