@@ -155,14 +155,16 @@ def test_404_and_persistent_503_and_too_large(db, settings, local_server):
     add_paper(db, "GONE", local_server.url + "/gone.pdf")
     add_paper(db, "BUSY", local_server.url + "/busy.pdf")
     add_paper(db, "BIG", serve_pdf(local_server, "/big.pdf", make_pdf(8, pad=5000)))
+    add_paper(db, "FTP", "ftp://example.org/paper.pdf")
     report = run_download(db, settings)
     docs = documents(db)
     assert {k: (d.outcome, d.reason) for k, d in docs.items()} == {
-        "GONE": ("failed", "http_404"), "BUSY": ("failed", "gave_up_after_retries"), "BIG": ("failed", "too_large")}
+        "GONE": ("failed", "http_404"), "BUSY": ("failed", "gave_up_after_retries"), "BIG": ("failed", "too_large"),
+        "FTP": ("failed", "bad_url")}
     assert docs["GONE"].http_status == 404
     assert sum(r.path == "/gone.pdf" for r in local_server.requests) == 1, "a 404 is not retried"
     assert sum(r.path == "/busy.pdf" for r in local_server.requests) == 3
-    assert report.failed == 3
+    assert report.failed == 4
     assert_consistent(db, settings.data_dir)
 
 

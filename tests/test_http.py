@@ -181,3 +181,10 @@ def test_helpers():
     assert host_key("https://Example.org/x") == "example.org:443"
     assert host_key("http://127.0.0.1:8080/x") == "127.0.0.1:8080"
     assert redact_url("https://u:p@h.org/a?key=1&q=2") == "https://h.org/a?key=%2A%2A%2A&q=2"
+
+
+def test_redirect_loop_gives_up(local_server):
+    local_server.route("/loop", Reply(302, b"", {"Location": "/loop"}))
+    with HttpClient(fast()) as client, pytest.raises(FetchError) as info:
+        client.get(local_server.url + "/loop")
+    assert info.value.reason == "too_many_redirects" and len(local_server.requests) == 11
