@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _thread
 import itertools
 import threading
 import time
@@ -246,8 +247,13 @@ def test_ctrl_c_in_process_releases_unfinished_items(db, settings):
     with DripServer(chunk=4096, pause=0.05) as drip:
         for i in range(4):
             add_paper(db, f"K{i}", drip.add(f"/k{i}.pdf", body[:-1] + bytes([i])))
-        timer = threading.Timer(0.4, lambda: __import__("_thread").interrupt_main())
-        timer.start()
+        def press_ctrl_c_mid_file() -> None:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and not list((settings.data_dir / "pdfs").glob(".tmp/*.part")):
+                time.sleep(0.02)
+            _thread.interrupt_main()
+
+        threading.Thread(target=press_ctrl_c_mid_file, daemon=True).start()
         with pytest.raises(KeyboardInterrupt):
             run_download(db, settings, workers=2)
         states = queue_states(db)
