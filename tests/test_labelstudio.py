@@ -297,3 +297,44 @@ def open_config() -> str:
     from review.labelstudio.tasks import label_config
 
     return label_config("papers").xml
+
+
+def test_code_review_queue_and_pull(sdb, settings, ls_server, reviewers):
+    from review.db.models import Codebase, CodeFinding
+
+    ids = seed_papers(sdb, 2, sha=SHA1)
+    with sdb.session() as s:
+        cbs = []
+        for n, pid in enumerate(ids):
+            cb = Codebase(paper_id=pid, url=f"https://github.com/o/r{n}", host="github.com", owner="o", name=f"r{n}",
+                          lookup_status="deleted" if n else "exists", code_rouge_prelim=True, scan_outcome="ok",
+                          scan_commit="abc123", packages=["GL/rougescore"] if n == 0 else [],
+                          anti_features=["several packages"] if n == 0 else [])
+            s.add(cb)
+            s.flush()
+            s.add(CodeFinding(codebase_id=cb.id, kind="package", source="import", label="GL/rougescore",
+                              file="eval.py", line=3, text="from rouge_score import rouge_scorer",
+                              rules_sha256="c" * 64))
+            cbs.append(cb.id)
+        s.add(Codebase(paper_id=ids[0], url="https://github.com/o/excluded", code_rouge_prelim=False))
+    name = title()
+    q = run_queue(sdb, settings, "code", project=name, client=ls_server.client())
+    assert q.imported == 2
+    remote = {t.ref: t for t in ls_server.client().all_tasks(q.project_id)}
+    t0 = remote[f"codebase:{cbs[0]}"]
+    assert "eval.py:3" in t0.data["evidence"] and "https://github.com/o/r0" in t0.data["links"]
+    (pred,) = t0.predictions
+    assert pred["model_version"] == "c" * 64
+    assert {r["from_name"]: r["value"]["choices"] for r in pred["result"]} == {
+        "C0": ["yes"], "C1": ["GL/rougescore"], "C2": ["no"]}
+    assert [r["value"]["choices"] for r in remote[f"codebase:{cbs[1]}"].predictions[0]["result"]
+            if r["from_name"] == "C0"] == [["no"]]
+    reviewers[0].client.create_annotation(t0.id, [choices("C0", "yes"), choices("C1", "GL/rougescore"),
+                                                  choices("C2", "no"), text("note", "two scorers")])
+    res = run_pull(sdb, settings, project=name, client=ls_server.client())
+    assert res.new == 4
+    with sdb.session() as s:
+        rows = s.scalars(select(HumanDecision)).all()
+        assert {r.codebase_id for r in rows} == {cbs[0]} and all(r.paper_id is None for r in rows)
+        assert {r.question: r.answer for r in rows} == {"C0": "yes", "C1": ["GL/rougescore"], "C2": "no",
+                                                        "note": "two scorers"}
