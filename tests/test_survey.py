@@ -106,3 +106,37 @@ def test_failed_and_missing_stages_are_reported_and_the_rest_runs(tmp_path, monk
     assert status["human"][0] == "ok" and "review queue papers" in status["human"][1]
     assert status["compute"][0] == "ok" and status["export"][0] == "ok" and result.report.is_file()
     assert result.failed == ["harvest"]
+
+
+def test_human_decisions_from_the_offline_round_trip_change_the_labels(tmp_path):
+    """Reviewers answer in Label Studio (here: its JSON export), `review pull --from-file`
+    stores the decisions, and the next survey's labels rest on them."""
+    from review.labelstudio.offline import import_annotations
+
+    settings = Settings(data_dir=tmp_path / "data", exports_dir=tmp_path / "exports")
+    first = run_sample_survey(settings)
+    before = _dataset(first.out_dir)
+    assert before["2022.sample-1.11"]["reproducible"] == "false"  # sacrerouge cited, no parameters found
+    tasks = json.loads((first.out_dir / "human" / "papers.json").read_text())
+    task = next(t for t in tasks if t["data"]["ident"] == "2022.sample-1.11")
+    task["id"] = 501
+    task["annotations"] = [{
+        "id": 9001, "completed_by": {"email": "reviewer@example.org"}, "updated_at": "2026-11-01T10:00:00Z",
+        "result": [
+            {"from_name": "P0", "to_name": "evidence", "type": "choices", "value": {"choices": ["yes"]}},
+            {"from_name": "P1", "to_name": "evidence", "type": "textarea", "value": {"text": ["-c 95 -r 1000 -n 2"]}},
+        ]}]
+    export = tmp_path / "ls-export.json"
+    export.write_text(json.dumps([task]))
+    db = Database(f"sqlite:///{tmp_path / 'data' / 'sample' / 'review.sqlite'}")
+    import_annotations(db, settings, export)
+    db.dispose()
+
+    second = run_sample_survey(settings)
+    after = _dataset(second.out_dir)
+    row = after["2022.sample-1.11"]
+    assert row["reproducible"] == "true" and row["r1"] == "true" and row["paper_params"] == "true"
+    assert json.loads(row["paper_param_strings"]) == ["-c 95 -r 1000 -n 2"]
+    assert row["label_source"] == "mixed" and json.loads(row["label_sources"])["P1"] == "human"
+    stats = {s["name"]: s["count"] for s in json.loads((second.out_dir / "statistics.json").read_text())}
+    assert stats["reproducible"] == sum(1 for r in before.values() if r["reproducible"] == "true") + 1
