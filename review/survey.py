@@ -240,8 +240,9 @@ def run_survey(db: Database, settings: Settings, *, sources: Iterable[str] = ("a
                 for kind in ("papers", "code"):
                     run_queue(db, settings, kind, offline=folder / f"{kind}.json")
                 result.human_file = folder / "papers.json"
+                db_opt = f"--db {result.database} " if sample else ""
                 return (f"{waiting}; Label Studio import files written to {folder} (import them, review, export, "
-                        "then `review pull --file EXPORT`); not waited on")
+                        f"then `review {db_opt}pull --from-file EXPORT`); not waited on")
             if mode == "label_studio":
                 from review.labelstudio.pull import run_pull
                 from review.labelstudio.queue import run_queue
