@@ -12,6 +12,7 @@ from typing import Any
 
 import matplotlib
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from review.compute import CATEGORIES
 from review.export.stats import PUBLISHED, Stat
@@ -64,7 +65,7 @@ def figure1_chart(stats: list[Stat], stem: Path) -> list[Path]:
 
 def figure3_chart(per_year: list[dict[str, Any]], stem: Path) -> list[Path]:
     with matplotlib.rc_context(RC):
-        fig = Figure(figsize=(7, 3.6))
+        fig = Figure(figsize=(8.5, 3.6))
         ax = fig.subplots()
         years = [str(r["year"]) for r in per_year]
         bottom = [0] * len(per_year)
@@ -75,7 +76,8 @@ def figure3_chart(per_year: list[dict[str, Any]], stem: Path) -> list[Path]:
         ax.set_ylabel("ROUGE papers")
         ax.set_xlabel("publication year")
         ax.set_title("Figure 3: ROUGE papers per year")
-        ax.legend(fontsize=7, loc="upper left")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
         for label in ax.get_xticklabels():
             label.set_rotation(45)
         fig.tight_layout()
