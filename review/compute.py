@@ -417,6 +417,7 @@ class ComputeResult:
     run_id: int | None = None
     dry_run: bool = False
     unchanged: bool = False
+    signature: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -554,6 +555,7 @@ def run_compute(db: Database, settings: Settings, *, dry_run: bool = False, forc
             run.count(f"source_{k}", v)
         run.summary = result.summary()
         result.run_id = run.id
+    result.signature = run.signature.format()
     return result
 
 

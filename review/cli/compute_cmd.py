@@ -32,6 +32,7 @@ def compute(ctx: typer.Context, json_: JsonOpt = False, dry_run: DryRunOpt = Fal
         print_table(None, ["papers", "ROUGE papers", "reproducible", "software error", "rule set"],
                     [(result.papers, result.rouge_papers, result.reproducible, result.software_error,
                       result.rule_set or "(none)")])
+        typer.echo(f"signature: {result.signature}")
         if result.unknown_packages:
             typer.echo("packages not in the catalog (correctness unknown): " + ", ".join(result.unknown_packages))
     summary(result.summary())
