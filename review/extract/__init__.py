@@ -19,7 +19,7 @@ from review.extract.core import Extraction, extract_in_process
 from review.extract.normalize import NORMALIZER_VERSION, normalize, normalize_pages
 
 if TYPE_CHECKING:
-    from collections import Counter
+    from review.extract.stage import ExtractReport
 
 __all__ = ["Extraction", "extract_file", "run_extract", "normalize", "normalize_pages", "NORMALIZER_VERSION",
            "extract_in_process"]
@@ -41,8 +41,10 @@ def extract_file(path: str | Path, backend: str = "pypdfium2", *, timeout: float
     return extract_isolated(path, backend, timeout=timeout, memory_mb=memory_mb)
 
 
-def run_extract(db: Any, settings: Any, **kw: Any) -> "Counter[str]":
-    """The `review extract` stage; see review.extract.stage.run_extract."""
+def run_extract(db: Any, settings: Any, **kw: Any) -> "ExtractReport":
+    """The `review extract` stage (keywords: run, limit, workers, backend, retry_failed,
+    redo, timeout, memory_mb); returns counts by outcome, pages and a summary line.
+    See review.extract.stage.run_extract."""
     from review.extract.stage import run_extract as _run
 
     return _run(db, settings, **kw)
