@@ -76,7 +76,8 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
                for s in stats]),
         inline_svg(figures["figure1"]),
         "<h2>Figure 3: ROUGE papers per year</h2>",
-        table(["year", *CATEGORIES, "total"], [(r["year"], *[r[c] for c in CATEGORIES], r["total"]) for r in per_year]),
+        table(["year", *CATEGORIES, "total"], [("" if r["year"] is None else str(r["year"]), *[r[c] for c in CATEGORIES], r["total"])
+                                                   for r in per_year]),
         inline_svg(figures["figure3"]),
         "<h2>Packages</h2>",
         f'<p>{package_totals["citations"]} package citations in ROUGE papers (paper or code); '
