@@ -96,6 +96,8 @@ class LabelStudioSettings(Section):
     url: str = Field("http://127.0.0.1:8080", description="Label Studio base URL (LABEL_STUDIO_URL wins)")
     api_key_env: str = Field("LABEL_STUDIO_API_KEY", description="environment variable holding the API key")
     overlap: int = Field(1, description="how many reviewers see each task")
+    timeout: float = Field(120.0, description="seconds to wait for one Label Studio request (imports and exports are large)")
+    page_size: int = Field(100, description="tasks read per request by `review pull` (each page is committed)")
 
 
 class ComputeSettings(Section):

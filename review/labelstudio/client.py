@@ -73,7 +73,7 @@ class LabelStudioClient:
         ls = settings.label_studio
         url = os.environ.get(URL_ENV) or ls.url
         key = os.environ.get(ls.api_key_env, "")
-        return cls(url, key, key_env=ls.api_key_env)
+        return cls(url, key, key_env=ls.api_key_env, timeout=ls.timeout)
 
     def origin(self, project_id: int) -> str:
         """How decisions from one project are labelled: server URL and project id, no key."""

@@ -120,13 +120,14 @@ def _pull_project(db: Database, client: LabelStudioClient, hp: HumanProject, use
 
 
 def run_pull(db: Database, settings: Settings, *, project: str | None = None,
-             client: LabelStudioClient | None = None, page_size: int = 100,
+             client: LabelStudioClient | None = None, page_size: int | None = None,
              on_page: Callable[[int], None] | None = None) -> PullResult:
     """Pull every project queued on this Label Studio server (or the one titled `project`).
 
     `on_page(n)` is called after page n is committed (progress hooks; tests interrupt there).
     """
     result = PullResult()
+    page_size = page_size or settings.label_studio.page_size
     with record_run(db, "pull", {"project": project, "page_size": page_size}) as run:
         client = client or LabelStudioClient.from_settings(settings)
         client.whoami()

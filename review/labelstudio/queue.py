@@ -11,8 +11,7 @@ same tasks as Label Studio import JSON instead.
 from __future__ import annotations
 
 import json
-from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +47,6 @@ class QueueResult:
     overlap: int = 1
     offline_file: str | None = None
     dry_run: bool = False
-    counts: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -161,7 +159,6 @@ def _sync(db: Database, client: LabelStudioClient, kind: str, title: str, chosen
         known = {t.item_id: t for t in s.scalars(select(HumanTask).where(HumanTask.project_ref == hp_id))} if hp_id else {}
     config = label_config(kind)
     pending: list[tuple[Candidate, dict[str, Any]]] = []
-    counts: Counter[str] = Counter()
 
     def flush() -> None:
         if not pending:
@@ -203,7 +200,6 @@ def _sync(db: Database, client: LabelStudioClient, kind: str, title: str, chosen
             bar.advance()
         if not dry_run:
             flush()
-    result.counts = dict(counts)
 
 
 def _remember(db: Database, hp_id: int | None, kind: str, c: Candidate, task_id: int,
