@@ -32,7 +32,7 @@ from review.db.models import (Codebase, HumanDecision, HumanProject, Paper, Pape
                               Run)
 from review.db.session import Database
 from review.db.base import utcnow
-from review.errors import InputFileError, RuleFileError
+from review.errors import InputFileError, ReviewError, RuleFileError
 from review.log import get_logger
 from review.progress import progress
 from review.runs import record_run
@@ -429,11 +429,29 @@ class ComputeResult:
                 + ("; unchanged, stored labels kept" if self.unchanged else ""))
 
 
-def choose_rule_set(session: Session, wanted: str) -> RuleSet | None:
-    """The rule set named by the setting (name or sha256 prefix), else the newest one."""
+def configured_rules(settings: Settings) -> tuple[str, str] | None:
+    """(sha256, name) of the rule file `review label` uses by default (label.rules)."""
+    try:
+        from review.rules.stage import resolve_rules
+
+        rs = resolve_rules(settings)
+        return rs.sha256, rs.name
+    except (ImportError, ReviewError, OSError):
+        return None
+
+
+def choose_rule_set(session: Session, wanted: str, configured: tuple[str, str] | None = None) -> RuleSet | None:
+    """The rule set named by `compute.rule_set` (name or sha256 prefix); by default the
+    version of the configured rule file (label.rules), else the newest rule set of that
+    name, else the newest of all (so a BLEU rule file labelled later is not picked up)."""
     q = select(RuleSet).order_by(RuleSet.id.desc())
     sets = list(session.scalars(q))
     if not wanted:
+        if configured:
+            for test in (lambda r: r.sha256 == configured[0], lambda r: r.name == configured[1]):
+                match = next((r for r in sets if test(r)), None)
+                if match is not None:
+                    return match
         return sets[0] if sets else None
     for rs in sets:
         if rs.name == wanted or rs.sha256.startswith(wanted):
@@ -465,9 +483,10 @@ def _decisions(session: Session) -> tuple[dict[int, list[Decision]], dict[int, l
     return by_paper, by_code
 
 
-def gather_inputs(session: Session, settings: ComputeSettings) -> tuple[list[PaperInput], RuleSet | None]:
+def gather_inputs(session: Session, settings: ComputeSettings,
+                  configured: tuple[str, str] | None = None) -> tuple[list[PaperInput], RuleSet | None]:
     """Read every paper's inputs with a handful of bulk queries (no per-paper round trips)."""
-    rule_set = choose_rule_set(session, settings.rule_set)
+    rule_set = choose_rule_set(session, settings.rule_set, configured)
     inputs = {pid: PaperInput(pid) for (pid,) in session.execute(
         select(Paper.id).where(Paper.removed.is_(False), Paper.retracted.is_(False)).order_by(Paper.id))}
     if rule_set is not None:
@@ -512,7 +531,7 @@ def run_compute(db: Database, settings: Settings, *, dry_run: bool = False, forc
     arguments = {"dry_run": dry_run, **settings.compute.model_dump()}
     with record_run(db, "compute", arguments) as run:
         with db.session() as s:
-            inputs, rule_set = gather_inputs(s, settings.compute)
+            inputs, rule_set = gather_inputs(s, settings.compute, configured_rules(settings))
         if rule_set is not None:
             result.rule_set = f"{rule_set.name}@{rule_set.sha256[:12]}"
             run.rules_sha256 = rule_set.sha256

@@ -164,3 +164,18 @@ def test_human_parameter_strings_fill_params(db):
     run_compute(db, Settings())
     row = _rows(db)["p03"]
     assert row.paper_params is True and row.params == ["-c 95 -r 1000 -n 2"] and row.r1 is True
+
+
+def test_default_rule_set_is_the_configured_rule_file_not_the_newest(db):
+    from review.db.models import PaperLabel, RuleSet
+    ids = known_corpus(db)
+    with db.session() as s:  # a BLEU rule file labelled afterwards must not replace the ROUGE labels
+        bleu = RuleSet(name="bleu", metric="BLEU", sha256="f" * 64, content="#")
+        s.add(bleu)
+        s.flush()
+        s.add(PaperLabel(paper_id=ids["p01"], rule_set_id=bleu.id, prelim=True, computes=False))
+    result = run_compute(db, Settings())
+    assert result.rule_set.startswith("rouge@") and result.reproducible == 4
+    settings = Settings()
+    settings.compute.rule_set = "bleu"
+    assert run_compute(db, settings).rule_set.startswith("bleu@")
