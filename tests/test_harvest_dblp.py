@@ -7,7 +7,6 @@ import json
 import shutil
 
 import pytest
-from sqlalchemy import select
 
 from review.db.models import Run
 from review.errors import ConfigError, InputFileError

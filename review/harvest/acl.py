@@ -31,6 +31,7 @@ from review.harvest.runner import harvest_run
 from review.harvest.store import RecordStore
 from review.log import get_logger
 from review.progress import progress
+from review.runs import RunRecorder
 from review.settings import Settings
 
 log = get_logger("harvest.acl")
@@ -200,7 +201,7 @@ def _volume_records(vol: etree._Element, collection_id: str, old_style: bool,
         yield rec
 
 
-def harvest_acl(db: Database, settings: Settings, *, run: Any = None, data_dir: Path | str | None = None,
+def harvest_acl(db: Database, settings: Settings, *, run: RunRecorder | None = None, data_dir: Path | str | None = None,
                 from_year: int | None = None, cutoff: date | str | None = None,
                 venues_include: list[str] | None = None, venues_exclude: list[str] | None = None,
                 update: bool = False) -> HarvestResult:
