@@ -16,6 +16,7 @@ Figures only; nothing is asserted.
 from __future__ import annotations
 
 import argparse
+import logging
 import random
 import sys
 import tempfile
@@ -29,6 +30,8 @@ from code_support import add_paper, make_repo, notebook  # noqa: E402
 from review.codebases.catalog import load_catalog  # noqa: E402
 from review.codebases.fetch import git_clone  # noqa: E402
 from review.codebases.scan import scan_tree  # noqa: E402
+
+logging.getLogger("github").setLevel(logging.WARNING)  # PyGithub logs every followed 301 at INFO
 
 EVAL_SNIPPETS = [
     "from rouge_score import rouge_scorer\nscorer = rouge_scorer.RougeScorer(['rouge1', 'rouge2', 'rougeL'])\n",

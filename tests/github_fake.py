@@ -36,6 +36,7 @@ class FakeGitHub:
         server.route("/repos/", self._repo, prefix=True)
         server.route("/repositories/", self._repo_by_id, prefix=True)
         server.route("/search/code", self._search)
+        server.route("/rate_limit", self._rate_limit)
 
     # -- set-up
     def add_repo(self, full_name: str, *, stars: int = 10, license: str | None = "mit", archived: bool = False,
@@ -136,6 +137,17 @@ class FakeGitHub:
         except (KeyError, ValueError):
             return self._json("core", 404, {"message": "Not Found", "documentation_url": DOCS, "status": "404"})
         return self._json("core", 200, self.repos[key])
+
+    def _rate_limit(self, req: Request) -> Reply:
+        if req.headers.get("Authorization", "").endswith("bad-token"):
+            return self._json("core", 401, {"message": "Bad credentials", "documentation_url": DOCS, "status": "401"})
+
+        def res(name: str) -> dict[str, int]:
+            return {"limit": self.limits[name], "used": self.used[name],
+                    "remaining": max(0, self.limits[name] - self.used[name]), "reset": int(time.time() + 3600)}
+
+        return self._json("core", 200, {"resources": {"core": res("core"), "search": res("search")},
+                                        "rate": res("core")})
 
     def _search(self, req: Request) -> Reply:
         if "Authorization" not in req.headers and "authorization" not in req.headers:

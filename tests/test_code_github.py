@@ -96,7 +96,7 @@ def test_every_lookup_path_and_search(db, tmp_path, gh, local_server, monkeypatc
     assert "rouge repo:maszhongming/MatchSum-v2" in search_qs  # searched under the new name
     assert all(r.headers.get("Authorization") == f"token {TOKEN}" for r in local_server.requests)
     assert result.counts["exists"] == 2 and result.counts["renamed"] == 1 and result.counts["deleted"] == 1
-    assert result.calls["core"] == 4 and result.calls["search"] == 3
+    assert result.calls["core"] == 4 and result.calls["search"] == 3 and result.calls["rate_limit"] == 1
 
     # the token reaches GitHub only: not the database, the run row, the logs
     with db.engine.connect() as conn:
@@ -113,7 +113,7 @@ def test_every_lookup_path_and_search(db, tmp_path, gh, local_server, monkeypatc
     again = run_github(db, _settings(tmp_path, local_server))
     assert len(local_server.requests) == before and sum(again.counts.values()) == again.counts["rate_limit_waits"] == 0
     run_github(db, _settings(tmp_path, local_server), refresh=True)
-    assert len(local_server.requests) == 2 * before
+    assert len(local_server.requests) == 2 * before  # the /rate_limit probe only runs when work is due
 
 
 def test_without_token_lookups_run_and_search_is_skipped(db, tmp_path, gh, local_server, monkeypatch):
@@ -203,3 +203,23 @@ def test_cli_github_json(cli, tmp_path, gh, local_server, monkeypatch):
     assert code == 0, err
     assert json.loads(out)["counts"] == {"rate_limit_waits": 0}
     assert TOKEN not in out + err
+
+
+def test_unreachable_api_or_refused_token_is_a_service_error(cli, tmp_path, gh, local_server, monkeypatch):
+    from review.db import migrate
+    from review.db.session import Database
+
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    db = Database(url)
+    migrate.upgrade(db)
+    _codebases(db)
+    db.dispose()
+    monkeypatch.setenv("GITHUB_TOKEN", "bad-token")
+    monkeypatch.setenv("REVIEW_CODE__GITHUB_API_URL", local_server.url)
+    code, _out, err = cli("--db", url, "code", "github")
+    assert code == 7 and "refused the token" in err and "bad-token" not in err
+    monkeypatch.setenv("REVIEW_CODE__GITHUB_API_URL", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setenv("REVIEW_HTTP__RETRIES", "0")  # no backoff: keep the test fast
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    code, _out, err = cli("--db", url, "code", "github")
+    assert code == 7 and "unreachable" in err

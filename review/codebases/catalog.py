@@ -24,6 +24,9 @@ LIST_KEYS = ("requirements", "urls", "imports", "calls", "shell", "readme", "fil
 PACKAGE_KEYS = frozenset({"label", "vendored_min", "case_sensitive", *LIST_KEYS})
 TOP_KEYS = frozenset({"schema", "name", "metric", "version", "prelim", "resolution", "links", "package"})
 SUPPORTED_SCHEMA = 1
+# literals too frequent in code to make a useful pre-filter when a rarer one is available
+COMMON_WORDS = frozenset({"import", "from", "load", "install", "pip", "pip3", "java", "self", "def", "class",
+                          "return", "github.com", "python"})
 
 
 def normalize_dist(name: str) -> str:
@@ -172,8 +175,9 @@ def literal_hint(pattern: str) -> str | None:
             end()
         i += 1
     end()
-    best = max(runs, key=len, default="")
-    return best if len(best) >= 3 else None
+    runs = [r for r in runs if len(r) >= 3]
+    rare = [r for r in runs if r not in COMMON_WORDS] or runs
+    return max(rare, key=len) if rare else None
 
 
 def default_catalog_path() -> Path:

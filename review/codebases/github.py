@@ -26,7 +26,9 @@ from datetime import datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 from typing import Any, Callable
 
-from github import Auth, Github, GithubException, RateLimitExceededException, UnknownObjectException
+import requests
+from github import (Auth, BadCredentialsException, Github, GithubException, RateLimitExceededException,
+                    UnknownObjectException)
 from sqlalchemy import or_, select, update
 from urllib3.util.retry import Retry
 
@@ -240,6 +242,8 @@ def run_github(db: Database, settings: Settings, *, limit: int | None = None, re
                                              WorkItem.state.in_(("pending", "claimed"))).count()
         if limit is not None:
             total = min(total, limit)
+        if total:
+            check_service(client, settings.code.github_api_url)
         worker = worker_name()
         done = 0
         with progress(total, "code github") as bar:
@@ -328,12 +332,24 @@ def _one(db: Database, client: GitHubClient, codebase_id: int, settings: Setting
     return "+".join(outcomes)
 
 
-def check_service(client: GitHubClient) -> None:
-    """Fail early with exit code 7 when the API is unreachable."""
+def check_service(client: GitHubClient, api_url: str) -> None:
+    """Fail early (exit code 7) when the API cannot be reached or refuses the token.
+
+    `GET /rate_limit` does not count against any limit, so the probe is free.
+    """
+    client.calls["rate_limit"] += 1
     try:
         client.gh.get_rate_limit()
+    except BadCredentialsException:
+        raise ServiceError("GitHub refused the token (401 Bad credentials)", item=api_url,
+                           hint="check the token in the variable named by code.github_token_env") from None
     except GithubException as exc:
-        raise ServiceError(f"GitHub API refused: {exc.status} {_message(exc)}") from None
+        if exc.status >= 500:
+            raise ServiceError(f"GitHub API answers {exc.status} {_message(exc)}", item=api_url) from None
+        # anything else (e.g. a server without /rate_limit) is left to the per-item look-ups
+    except (OSError, requests.RequestException) as exc:
+        raise ServiceError(f"GitHub API unreachable: {type(exc).__name__}", item=api_url,
+                           hint="check code.github_api_url and the network") from None
 
 
 def _lower(headers: dict[str, Any]) -> dict[str, str]:

@@ -324,8 +324,11 @@ class _Scanner:
         patterns = self._any["calls" if kind == "python" else kind]
         content = "\n".join(lines)
         lower = content.lower()
-        if not (patterns.may(content, lower) or _installs_possible(lower)
-                or (kind == "python" and "import" in lower)):
+        if not (patterns.may(content, lower) or _installs_possible(lower)):
+            if kind == "python" and "import" in content:  # only import lines can still matter
+                for i, line in enumerate(lines, 1):
+                    if "import" in line:
+                        self._line(rel, i, line, kind, None)
             return
         for i, line in enumerate(lines, 1):
             self._line(rel, i, line, kind, None)
