@@ -330,3 +330,34 @@ def test_catalog_errors_name_the_key(tmp_path):
     bad.write_text('schema = 1\n[[package]]\nlabel = "X"\nsupersedes = ["Y"]\n')
     with pytest.raises(RuleFileError, match="unknown label"):
         load_catalog(bad)
+
+
+def test_tar_archive_refuses_links_and_escapes(tmp_path):
+    import io
+    import tarfile
+
+    archive = tmp_path / "code.tar.gz"
+    with tarfile.open(archive, "w:gz") as tf:
+        def add(name: str, data: bytes) -> None:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+
+        add("proj/eval.sh", b"files2rouge ref hyp\n")
+        add("../../escape.py", b"import pyrouge\n")
+        link = tarfile.TarInfo("proj/passwd")
+        link.type = tarfile.SYMTYPE
+        link.linkname = "/etc/passwd"
+        tf.addfile(link)
+    report = scan_target(Settings(data_dir=tmp_path / "data"), str(archive))
+    assert report.packages == ["PT/files2rouge"] and report.files_seen == 1
+    assert not (tmp_path / "escape.py").exists()
+
+
+def test_github_url_is_cloned_through_git_base_url(tmp_path):
+    remote = tmp_path / "remote"
+    make_repo(remote / "alice" / "summ.git", CASES["TG/pythonrouge"])
+    settings = Settings(data_dir=tmp_path / "data", code={"git_base_url": f"file://{remote}"})
+    report = scan_target(settings, "https://github.com/alice/summ/tree/main/src")
+    assert report.packages == ["TG/pythonrouge"]
+    assert (tmp_path / "data" / "clones").exists()
