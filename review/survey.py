@@ -11,8 +11,9 @@ whatever data exists. A stage whose code is not installed is reported as missing
 
 `run_sample_survey` runs the same pipeline offline on the bundled sample corpus: the
 anthology-format records and PDFs of review.sample are generated into the data folder,
-the PDFs are served by a loopback review.localserver.LocalServer, and codebases are
-cloned from local bare git repositories.
+the PDFs are served by a loopback review.localserver.LocalServer (the downloader's HTTP
+proxy for the sample's never-resolving host), and codebases are cloned from local bare
+git repositories.
 """
 
 from __future__ import annotations
@@ -37,7 +38,10 @@ log = get_logger("survey")
 
 STAGES = ("harvest", "download", "extract", "label", "code link", "code github", "code scan", "human", "compute",
           "export")
-SAMPLE_PORT = 48613  # fixed, so the sample's PDF URLs (and so its exports) are the same on every rerun
+# The sample's PDF URLs name a host that can never resolve (RFC 2606 `.invalid`); the
+# downloader reaches it through the loopback server acting as its HTTP proxy. So the URLs,
+# and with them every export, are the same on every run whatever port the server gets.
+SAMPLE_PDF_BASE = "http://sample.review.invalid/pdfs"
 
 
 @dataclass
@@ -138,7 +142,7 @@ def _human_waiting(db: Database) -> tuple[int, int]:
 
 def run_survey(db: Database, settings: Settings, *, sources: Iterable[str] = ("acl", "dblp"), github: bool = True,
                human: str = "auto", out_dir: Path | None = None, fmt: str | None = None, time_: str | None = None,
-               acl_update: bool | None = None, sample: bool = False,
+               acl_update: bool | None = None, sample: bool = False, download_client: Any = None,
                on_stage: Callable[[StageReport], None] | None = None) -> SurveyResult:
     """Run every stage in order on `db`; see the module docstring.
 
@@ -176,7 +180,7 @@ def run_survey(db: Database, settings: Settings, *, sources: Iterable[str] = ("a
             from review.download.runner import run_download
 
             return _text(_with_run(db, "download", {"survey": run.id},
-                                   lambda r: run_download(db, settings, run=r)).summary)
+                                   lambda r: run_download(db, settings, run=r, client=download_client)).summary)
 
         p.stage("download", download)
 
@@ -299,13 +303,10 @@ def run_sample_survey(settings: Settings, *, keep_database: bool = False, out_di
     s = sample_settings(settings, keep_database=keep_database)
     data_dir = Path(s.data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        server = LocalServer(port=SAMPLE_PORT)
-    except OSError:
-        log.warning("port %s is busy: serving the sample on a free port (its PDF URLs will differ)", SAMPLE_PORT)
-        server = LocalServer()
-    with server:
-        corpus = build_sample(data_dir / "corpus", f"{server.url}/pdfs")
+    from review.http import HttpClient
+
+    with LocalServer() as server:
+        corpus = build_sample(data_dir / "corpus", SAMPLE_PDF_BASE)
 
         def serve(req: Request) -> Reply:
             name = req.path.rsplit("/", 1)[-1]
@@ -317,10 +318,15 @@ def run_sample_survey(settings: Settings, *, keep_database: bool = False, out_di
         server.route("/pdfs/", serve, prefix=True)
         s.harvest.acl_data_dir = str(corpus.anthology)
         s.code.git_base_url = corpus.git.resolve().as_uri()
+        client = HttpClient(s.http)
+        client.session.trust_env = False  # no proxy from the environment: only ours
+        client.session.proxies = {"http": server.url}
         db = Database(s.database)
         try:
             migrate.ensure_current(db)
             return run_survey(db, s, sources=("acl",), github=False, human="offline", out_dir=out_dir, fmt=fmt,
-                              time_=time_, acl_update=False, sample=True, on_stage=on_stage)
+                              time_=time_, acl_update=False, sample=True, download_client=client,
+                              on_stage=on_stage)
         finally:
             db.dispose()
+            client.close()
