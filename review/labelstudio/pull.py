@@ -152,6 +152,6 @@ def run_pull(db: Database, settings: Settings, *, project: str | None = None,
             run.count(key, getattr(result, key))
         run.count("failed_projects", len(result.failed_projects))
         run.summary = result.summary()
-    if result.failed_projects and not result.projects:
-        raise ServiceError(result.failed_projects[0], hint="decisions already pulled are kept")
+        if result.failed_projects and not result.projects:  # nothing could be read: the run failed
+            raise ServiceError(result.failed_projects[0], hint="decisions already pulled are kept")
     return result
