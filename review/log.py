@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 
 from rich.console import Console
+from rich.console import Console
 from rich.logging import RichHandler
 
 LOGGER_NAME = "review"

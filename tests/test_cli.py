@@ -69,3 +69,14 @@ def test_every_command_has_help_with_an_example_and_is_in_the_readme():
     for name, cmd in commands:
         assert cmd.help and "Example:" in cmd.help, f"`review {name}` lacks help with an example"
         assert re.search(rf"review {re.escape(name)}\b", readme), f"`review {name}` is not in the README"
+
+
+def test_logs_go_to_stderr_so_json_stays_parseable(cli, capfd):
+    import logging
+
+    from review.log import get_logger, setup_logging
+
+    setup_logging()
+    get_logger("test").error("paper X: download failed: http_404")
+    out, err = capfd.readouterr()
+    assert "http_404" in err and "http_404" not in out
