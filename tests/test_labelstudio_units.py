@@ -193,6 +193,10 @@ def test_cli_offline_export_and_errors(cli, tmp_path, monkeypatch):
     assert json.loads(out)["selected"] == 2 and "wrote 2 tasks" in err
     tasks = json.loads((tmp_path / "tasks.json").read_text())
     assert [t["data"]["ident"] for t in tasks] == ["2020.test-0", "2020.test-1"]
+    code, _, err = cli("queue", "papers", "--offline", "dry.json", "--dry-run")
+    assert code == 0 and not (tmp_path / "dry.json").exists()
+    code, _, err = cli("queue", "papers", "--select", "sample")
+    assert code == 3 and "needs --n" in err
     code, _, err = cli("queue", "bogus")
     assert code == 3 and "unknown queue 'bogus'" in err
     monkeypatch.delenv("LABEL_STUDIO_API_KEY", raising=False)
