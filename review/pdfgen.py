@@ -182,12 +182,6 @@ def _para(text: str, style: ParagraphStyle, *, ligatures: bool) -> _TruthParagra
     return p
 
 
-def _unligate(text: str) -> str:
-    for plain, lig in LIGATURES.items():
-        text = text.replace(lig, plain)
-    return text.replace("\u00ad", "")
-
-
 def _ligate(text: str) -> str:
     for plain, lig in LIGATURES.items():
         text = text.replace(plain, lig)

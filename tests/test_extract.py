@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import re
 import time
-from pathlib import Path
 
 import pytest
 
