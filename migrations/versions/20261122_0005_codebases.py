@@ -1,7 +1,7 @@
 """codebase fields
 
 Revision ID: 0005
-Revises: 0004
+Revises: 0002
 Create Date: 2026-11-22
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 
 revision = '0005'
-down_revision = '0004'
+down_revision = '0002'
 branch_labels = None
 depends_on = None
 
