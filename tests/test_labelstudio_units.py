@@ -231,3 +231,20 @@ def test_status_shows_agreement_per_question(cli, tmp_path):
     assert p0["question"] == "P0" and p0["kappa"] == pytest.approx(0.5) and p0["alpha"] == pytest.approx(8 / 15)
     code, out, _ = cli("status")
     assert "Reviewer agreement" in out and "0.533" in out
+
+
+def test_queue_reads_the_labels_of_the_configured_rule_file(db, settings, tmp_path):
+    """Like compute: label.rules names the rule set, not whichever was labelled last."""
+    stage = pytest.importorskip("review.rules.stage")
+    configured = stage.resolve_rules(settings).sha256
+    from tests.labelstudio_support import relabel
+
+    ids = seed_papers(db, 2, sha=configured)
+    relabel(db, ids, "9" * 64)  # a newer rule set (another metric, say)
+    out = tmp_path / "t.json"
+    from review.labelstudio import run_queue
+
+    run_queue(db, settings, "papers", offline=out)
+    assert {t["predictions"][0]["model_version"] for t in json.loads(out.read_text())} == {configured}
+    run_queue(db, settings, "papers", offline=out, rule_set="9999")
+    assert {t["predictions"][0]["model_version"] for t in json.loads(out.read_text())} == {"9" * 64}

@@ -24,7 +24,7 @@ def queue(
     by: str = typer.Option("year", "--by", help="Stratum for --select stratified: year or venue."),
     order: str = typer.Option("least-certain", "--order", help="least-certain | ident | year | random."),
     overlap: Optional[int] = typer.Option(None, "--overlap", min=1, help="Reviewers per task (default: label_studio.overlap)."),
-    rule_set: Optional[str] = typer.Option(None, "--rule-set", help="Use labels of this rule file sha256 (prefix); default newest."),
+    rule_set: Optional[str] = typer.Option(None, "--rule-set", help="Use labels of this rule file sha256 (prefix); default the label.rules file, else the newest per paper."),
     offline: Optional[Path] = typer.Option(None, "--offline", help="Write Label Studio import JSON here instead of calling the server."),
     limit: LimitOpt = None,
     dry_run: DryRunOpt = False,

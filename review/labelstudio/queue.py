@@ -17,9 +17,9 @@ from typing import Any
 
 from sqlalchemy import select
 
-from review.db.models import HumanProject, HumanTask
+from review.db.models import HumanProject, HumanTask, RuleSet
 from review.db.session import Database
-from review.errors import ConfigError, InputFileError
+from review.errors import ConfigError, InputFileError, ReviewError
 from review.labelstudio.client import LabelStudioClient
 from review.labelstudio.select import choose, order
 from review.labelstudio.tasks import KINDS, Candidate, build_task, candidates, label_config, ref_of
@@ -58,6 +58,19 @@ class QueueResult:
         return (f"queue {self.kind}: {verb} {self.imported}, updated {self.updated} predictions, "
                 f"{self.unchanged} unchanged of {self.selected} selected into '{self.project}' "
                 f"(project {self.project_id}, {self.overlap} reviewer(s) per task)")
+
+
+def default_rule_set(db: Database, settings: Settings) -> str | None:
+    """The sha256 of the configured rule file (label.rules) when papers were labelled with
+    it, so queue and compute read the same labels; None means the newest per paper."""
+    try:
+        from review.rules.stage import resolve_rules
+
+        sha = resolve_rules(settings).sha256
+    except (ImportError, ReviewError, OSError):
+        return None
+    with db.session() as s:
+        return sha if s.scalar(select(RuleSet.id).where(RuleSet.sha256 == sha)) is not None else None
 
 
 def _select(db: Database, kind: str, select_: str, n: int | None, seed: int, by: str, order_: str,
@@ -101,6 +114,8 @@ def run_queue(db: Database, settings: Settings, kind: str, *, project: str | Non
             "dry_run": dry_run}
     result = QueueResult(kind=kind, project=title, overlap=overlap, dry_run=dry_run)
     with record_run(db, f"queue {kind}", args) as run:
+        if kind == "papers" and not rule_set:
+            rule_set = default_rule_set(db, settings)
         chosen = _select(db, kind, select_, n, seed, by, order_, rule_set, limit)
         result.selected = len(chosen)
         if offline is not None:
