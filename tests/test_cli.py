@@ -68,6 +68,8 @@ def test_every_command_has_help_with_an_example_and_is_in_the_readme():
     assert commands
     for name, cmd in commands:
         assert cmd.help and "Example:" in cmd.help, f"`review {name}` lacks help with an example"
+        example = cmd.help.split("Example:", 1)[1].lstrip("\n ")
+        assert example.startswith("\b"), f"`review {name}`: examples need click's \\b marker or they fold into one line"
         assert re.search(rf"review {re.escape(name)}\b", readme), f"`review {name}` is not in the README"
 
 

@@ -31,6 +31,8 @@ def link(
     """Link papers to codebases from the Anthology, a Papers With Code dump and the papers' text.
 
     Example:
+
+    \b
         review code link --pwc links-between-papers-and-code.json.gz
         review code link --source paper_text --dry-run
     """
@@ -60,6 +62,8 @@ def github(
     (GITHUB_TOKEN); without one, look-ups run but code search is skipped.
 
     Example:
+
+    \b
         GITHUB_TOKEN=... review code github
         review code github --limit 50 --json
     """
@@ -90,6 +94,8 @@ def scan(
     """Infer which ROUGE packages code uses (dependencies, imports, scripts, notebooks, README).
 
     Example:
+
+    \b
         review code scan ./my-summarizer --json
         review code scan https://github.com/owner/name --json
         review code scan --limit 100

@@ -21,6 +21,8 @@ def compute(ctx: typer.Context, json_: JsonOpt = False, dry_run: DryRunOpt = Fal
     are settings (`review config`, section compute).
 
     Example:
+
+    \b
         review compute
         review compute --json --dry-run
     """

@@ -23,6 +23,8 @@ def config(ctx: typer.Context, json_: JsonOpt = False) -> None:
     """List every setting with its TOML key, environment variable, default and current value.
 
     Example:
+
+    \b
         review config
         REVIEW_HTTP__TIMEOUT=60 review config --json
     """

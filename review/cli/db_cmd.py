@@ -20,6 +20,8 @@ def upgrade(ctx: typer.Context, revision: str = typer.Argument("head", help="Tar
     """Bring a new or older database to the current schema, keeping all data.
 
     Example:
+
+    \b
         review db upgrade
     """
     db = context.get(ctx).database(check_schema=False)
@@ -39,6 +41,8 @@ def current(ctx: typer.Context, json_: JsonOpt = False) -> None:
     """Show the database's schema revision and this release's.
 
     Example:
+
+    \b
         review db current --json
     """
     db = context.get(ctx).database(check_schema=False)

@@ -33,6 +33,8 @@ def download(
     gave_up_after_retries, ...). Reruns skip finished papers; exit code 1 if any failed.
 
     Example:
+
+    \b
         review download --venue acl --year 2020 --limit 100
         review download --retry-failed
     """

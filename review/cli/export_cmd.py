@@ -27,6 +27,8 @@ def export(
     SVG), the package table, an HTML report and a manifest. Same data, same bytes.
 
     Example:
+
+    \b
         review export
         review export --format parquet --out exports/2026-11
     """

@@ -35,6 +35,8 @@ def extract(
     Exit code 1 if any PDF failed.
 
     Example:
+
+    \b
         review extract
         review extract --backend pdfplumber --workers 2 --limit 100
         review extract --retry-failed --timeout 600

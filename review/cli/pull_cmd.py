@@ -33,6 +33,8 @@ def pull(
     exports/human_agreement.json.
 
     Example:
+
+    \b
         review pull
         review pull --from-file annotations/export-2026-11-22.json --origin team-b
     """

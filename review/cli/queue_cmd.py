@@ -37,6 +37,8 @@ def queue(
     duplicate tasks.
 
     Example:
+
+    \b
         review queue papers --select sample --n 200 --seed 7 --order least-certain
         review queue code --project "ROUGE code" --overlap 2
         review queue papers --offline exports/tasks.json

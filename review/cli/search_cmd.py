@@ -36,6 +36,8 @@ def search(
     phrases, so ROUGE-1.5.5 finds "ROUGE-1.5.5"; quote a phrase to keep its words together.
 
     Example:
+
+    \b
         review search pyrouge
         review search '"-c 95 -r 1000"' --json
     """

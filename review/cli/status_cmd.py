@@ -21,6 +21,8 @@ def status(
     """How many papers stand at each stage and outcome, and the last runs.
 
     Example:
+
+    \b
         review status
         review status --json
     """

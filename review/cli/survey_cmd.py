@@ -32,6 +32,8 @@ def survey(
     to resume where it stopped. Ends with the paths of the report and the figures.
 
     Example:
+
+    \b
         review survey --sample
         review survey --source acl --no-github
     """
