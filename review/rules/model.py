@@ -1,6 +1,6 @@
 """Rule files as validated objects: `RuleSet` and `Rule`, loaded from TOML.
 
-A rule file is data (see the README section "Rule file format"): this module reads it,
+A rule file is data (see docs/rules.md): this module reads it,
 rejects anything it does not understand (unknown keys name the key and the file; invalid
 regexes name the rule) and resolves defaults, named options and `extends` in one step,
 so the engine only ever sees a flat, checked list of rules. Nothing here looks at a
