@@ -22,10 +22,16 @@ CutoffOpt = Annotated[Optional[str], typer.Option("--cutoff", help="Leave out re
 ExcludeOpt = Annotated[Optional[list[str]], typer.Option("--exclude-venue", help="Drop records of this venue id (repeatable).")]
 
 
-def _finish(result: HarvestResult, json_: bool) -> None:
+def _finish_output(result: HarvestResult, json_: bool) -> None:
     if json_:
-        print_json({"source": result.source, "run": result.run_id, **result.counts(), "failures": result.failures})
+        print_json(result.as_dict())
     summary(result.summary())
+    for line in result.detail_lines():
+        summary(line)
+
+
+def _finish(result: HarvestResult, json_: bool) -> None:
+    _finish_output(result, json_)
     if result.failed:
         shown = "; ".join(result.failures[:3]) + (" ..." if result.failed > 3 else "")
         raise ItemsFailed(f"{result.failed} item(s) failed: {shown}",
@@ -72,23 +78,30 @@ def dblp(
     from_year: FromYearOpt = None,
     cutoff: CutoffOpt = None,
     exclude_venue: ExcludeOpt = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Fail the run (exit 1) when a venue-year comes back empty while its neighbours have papers, or a TOC query returns nothing.")] = False,
     json_: JsonOpt = False,
 ) -> None:
     """Harvest the main-conference papers of the DBLP venue table (NeurIPS, ICML, IJCAI, ICLR, CVPR).
 
     Records also found in the ACL Anthology (same DOI, or same title and year) are
-    counted as duplicates and attached to the existing paper.
+    counted as duplicates and attached to the existing paper. The papers found per
+    venue and year are printed after the summary; an empty year is a loud warning.
 
     Example:
 
     \b
         review harvest dblp --venue neurips --venue iclr
-        review harvest dblp --mode dump --dump ~/dblp/dblp.xml.gz
+        review harvest dblp --mode dump --dump ~/dblp/dblp.xml.gz --strict
     """
-    from review.harvest.dblp import harvest_dblp
+    from review.harvest.dblp import CoverageIncomplete, harvest_dblp
 
     app_ctx = context.get(ctx)
     db = app_ctx.database()
-    result = harvest_dblp(db, app_ctx.settings, mode=mode, dump=dump, dtd=dtd, venues=venue or None,
-                          from_year=from_year, cutoff=cutoff, venues_exclude=exclude_venue or None)
+    try:
+        result = harvest_dblp(db, app_ctx.settings, mode=mode, dump=dump, dtd=dtd, venues=venue or None,
+                              from_year=from_year, cutoff=cutoff, venues_exclude=exclude_venue or None,
+                              strict=strict)
+    except CoverageIncomplete as exc:
+        _finish_output(exc.result, json_)
+        raise
     _finish(result, json_)

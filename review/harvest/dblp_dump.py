@@ -12,7 +12,7 @@ from __future__ import annotations
 import gzip
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, NamedTuple
 
 from lxml import etree
 
@@ -38,6 +38,15 @@ class _LocalDtd(etree.Resolver):
         return self.resolve_string("", context)  # external entities other than the DTD: empty
 
 
+class DumpItem(NamedTuple):
+    """One record of a venue's stream: what it is, for which venue, and its TOC name."""
+
+    outcome: str  # paper | main_conference | year | not_paper
+    venue: Venue | None
+    pub: DblpPublication | None = None
+    toc: str | None = None  # the TOC page name of the record's <url>, e.g. nips2018
+
+
 def _open(path: Path) -> IO[bytes]:
     with path.open("rb") as probe:
         magic = probe.read(2)
@@ -48,12 +57,13 @@ def _text(elem: etree._Element | None) -> str:
     return "".join(elem.itertext()).strip() if elem is not None else ""
 
 
-def iter_dump(path: Path, dtd: Path | None, venues: list[Venue]) -> Iterator[tuple[str, Venue | None, DblpPublication | None]]:
-    """Yield (outcome, venue, publication) for every record of the venues' streams.
+def iter_dump(path: Path, dtd: Path | None, venues: list[Venue]) -> Iterator[DumpItem]:
+    """Yield a `DumpItem` for every record of the venues' streams.
 
     outcome is "paper" (a main-conference paper), "main_conference" (a paper of the
-    stream in another TOC: workshops, companions), "year" (a main TOC outside the venue's
-    years), or "not_paper" (the proceedings volume itself). Records of other streams are passed over without a yield.
+    stream in another TOC: workshops, companions, or a main TOC the venue table does not
+    name), "year" (a TOC of a year outside the venue's years), or "not_paper" (the
+    proceedings volume itself). Records of other streams are passed over without a yield.
     """
     path = Path(path)
     if not path.is_file():
@@ -82,24 +92,25 @@ def iter_dump(path: Path, dtd: Path | None, venues: list[Venue]) -> Iterator[tup
             raise InputFileError(f"unreadable DBLP XML: {exc}", item=str(path)) from None
 
 
-def _classify(elem: etree._Element, key: str, by_stream: dict[str, Venue]) -> tuple[str, Venue | None, DblpPublication | None]:
+def _classify(elem: etree._Element, key: str, by_stream: dict[str, Venue]) -> DumpItem:
     stream = key.rsplit("/", 1)[0]
     venue = by_stream.get(stream)
     if venue is None:  # a deeper key such as conf/nips/2019w/...: not the stream itself
-        return "main_conference", None, None
+        return DumpItem("main_conference", None)
     if elem.tag != "inproceedings":
-        return "not_paper", venue, None
+        return DumpItem("not_paper", venue)
     toc = toc_of(elem.findtext("url"))
     if toc is None or toc[0] != venue.stream:
-        return "main_conference", venue, None
+        return DumpItem("main_conference", venue, toc=toc[1] if toc else "(no TOC url)")
     if venue.main_toc_year(toc[1]) is None:
         year_of_toc = venue.year_in(toc[1])
         if year_of_toc is not None and not venue.covers(year_of_toc):
-            return "year", venue, None
-        return "main_conference", venue, None
-    year = elem.findtext("year") or ""
+            return DumpItem("year", venue, toc=toc[1])
+        return DumpItem("main_conference", venue, toc=toc[1])
+    year = (elem.findtext("year") or "").strip()
     pub = DblpPublication(
         key=key, title=_text(elem.find("title")), authors=[_text(a) for a in elem.iterfind("author")],
-        year=int(year) if year.strip().isdigit() else None, pages=elem.findtext("pages"),
-        booktitle=elem.findtext("booktitle"), ee=[_text(e) for e in elem.iterfind("ee")], toc=toc[1])
-    return "paper", venue, pub
+        year=int(year) if year.isdigit() else None, pages=_text(elem.find("pages")) or None,
+        booktitle=_text(elem.find("booktitle")) or None, ee=[t for t in (_text(e) for e in elem.iterfind("ee")) if t],
+        toc=toc[1])
+    return DumpItem("paper", venue, pub, toc[1])

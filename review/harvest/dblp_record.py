@@ -45,6 +45,33 @@ def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
+def texts(value: Any) -> list[str]:
+    """Every text of a DBLP JSON field, whatever its shape.
+
+    Why: the search API turns XML into JSON mechanically, so a field is a string when the
+    record has one plain element, an object (`{"@type": "oa", "text": ...}`) when the element
+    has attributes, and a list of either when the record repeats the element (`ee`, `author`,
+    `venue`, even `pages`). Numbers come as strings, but a number is taken too.
+    """
+    out: list[str] = []
+    for item in as_list(value):
+        if isinstance(item, dict):
+            item = item.get("text")
+        if isinstance(item, (list, dict)):
+            out.extend(texts(item))
+        elif isinstance(item, (str, int, float)) and not isinstance(item, bool) and str(item).strip():
+            out.append(str(item).strip())
+    return out
+
+
+def text(value: Any, joiner: str | None = None) -> str | None:
+    """One text from a field of any shape: the first, or all joined by `joiner`."""
+    found = texts(value)
+    if not found:
+        return None
+    return joiner.join(dict.fromkeys(found)) if joiner else found[0]
+
+
 def to_record(pub: DblpPublication, venue: Venue) -> HarvestRecord:
     res = resolve(pub.ee)
     doi = normalize_doi(pub.doi) or next((d for d in (normalize_doi(e) for e in pub.ee if "doi.org/" in e) if d), None)

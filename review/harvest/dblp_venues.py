@@ -10,6 +10,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from review.errors import ConfigError
 from review.settings import Settings
@@ -23,6 +24,10 @@ class TocRange:
     first: int
     last: int | None
     names: tuple[str, ...]
+    every: int = 1  # 2 for a biennial conference (IJCAI until 2015)
+
+    def holds(self, year: int) -> bool:
+        return self.first <= year and (self.last is None or year <= self.last) and (year - self.first) % self.every == 0
 
 
 @dataclass
@@ -48,9 +53,13 @@ class Venue:
             return []
         out: list[str] = []
         for rng in self.tocs:
-            if rng.first <= year and (rng.last is None or year <= rng.last):
+            if rng.holds(year):
                 out.extend(name.format(year=year) for name in rng.names)
         return out
+
+    def has_proceedings(self, year: int) -> bool:
+        """True when the table names a main TOC for this year (no IJCAI 2004: not a gap)."""
+        return bool(self.toc_names(year))
 
     def toc_query(self, name: str) -> str:
         return f"toc:db/{self.stream}/{name}.bht:"
@@ -82,18 +91,27 @@ def load_venues(path: Path | str | None = None) -> list[Venue]:
     for i, entry in enumerate(data.get("venue", [])):
         where = f"{path}: venue #{i + 1}"
         try:
-            tocs = [TocRange(int(t["from"]), int(t["to"]) if "to" in t else None, tuple(str(n) for n in t["names"]))
-                    for t in entry["tocs"]]
+            tocs = [_toc_range(t) for t in entry["tocs"]]
             venue = Venue(id=str(entry["id"]), name=str(entry.get("name", entry["id"])),
                           stream=str(entry["stream"]).strip("/"), from_year=int(entry["from_year"]),
                           to_year=int(entry["to_year"]) if "to_year" in entry else None, tocs=tocs)
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"bad entry ({type(exc).__name__}: {exc}); needs id, stream, from_year, "
-                              "tocs = [{from, names}]", item=where) from None
+                              "tocs = [{from, names}] (optional to, every)", item=where) from None
         venues.append(venue)
     if not venues:
         raise ConfigError("venue table lists no [[venue]]", item=str(path))
     return venues
+
+
+def _toc_range(t: dict[str, Any]) -> TocRange:
+    every = int(t.get("every", 1))
+    if every < 1:
+        raise ValueError(f"every must be 1 or more, not {every}")
+    names = t["names"]
+    if isinstance(names, str) or not names:
+        raise ValueError("names must be a non-empty list of TOC names")
+    return TocRange(int(t["from"]), int(t["to"]) if "to" in t else None, tuple(str(n) for n in names), every)
 
 
 def venues_for(settings: Settings, only: list[str] | None = None) -> list[Venue]:
