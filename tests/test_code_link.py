@@ -12,9 +12,10 @@ from sqlalchemy import func, select
 
 from code_support import add_paper
 from review.codebases.link import run_link
-from review.codebases.pwc import PaperIndex, PaperKeys, arxiv_key, doi_key, read_dump, title_key
+from review.codebases.pwc import arxiv_key, doi_key, read_dump, title_key
+from review.codebases.pwc_match import PaperIndex, PaperKeys
 from review.codebases.urls import find_repo_urls, normalize_repo_url, parse_repo_url
-from review.db.models import Codebase, CodebaseLink, Run
+from review.db.models import Codebase, CodebaseLink, Paper, Run
 from review.errors import InputFileError
 from review.settings import Settings
 
@@ -177,3 +178,84 @@ def test_cli_link_with_dump_and_bad_dump(cli, tmp_path):
     (tmp_path / "bad.json").write_text('[{"x": 1}]')
     code, _out, err = cli("--db", f"sqlite:///{tmp_path / 'r.sqlite'}", "code", "link", "--pwc", str(tmp_path / "bad.json"))
     assert code == 8 and "bad.json" in err
+
+
+# -- DBLP papers: exact keys before titles ---------------------------------------------------------
+
+DBLP_LINKS = DUMP.parent / "links-dblp-papers.json"
+
+
+@pytest.fixture
+def dblp_papers(db, tmp_path, local_server):
+    """The DBLP fixtures harvested through the loopback search API: proceedings pages, no arXiv ids."""
+    from review.harvest.dblp import harvest_dblp
+    from tests.harvest_support import DblpApi, settings_for
+
+    DblpApi().install(local_server)
+    result = harvest_dblp(db, settings_for(tmp_path, dblp_api_url=local_server.url), mode="api",
+                          from_year=2017, cutoff="2021-01-01")
+    assert result.added == 26
+    with db.session() as s:
+        return {p.ident: p.id for p in s.scalars(select(Paper))}
+
+
+def test_pwc_links_find_dblp_papers_by_pdf_url_and_abstract_page(db, tmp_path, dblp_papers):
+    result = run_link(db, Settings(data_dir=tmp_path), pwc_path=DBLP_LINKS, sources=["pwc_dump"])
+    with db.session() as s:
+        got = {(lk.raw["paper_title"], lk.raw["matched_by"]): cb.paper_id
+               for cb, lk in s.execute(select(Codebase, CodebaseLink).join(CodebaseLink, CodebaseLink.codebase_id == Codebase.id))}
+    ids = dblp_papers
+    assert got == {
+        ("Neural Ordinary Differential Equations", "arxiv"): ids["conf/nips/ChenRBD18"],
+        ("Self-Attention GANs", "pdf_url"): ids["conf/icml/ZhangGMO19"],
+        ("Label Smoothing: When Does It Help?", "pdf_url"): ids["conf/nips/MullerKH19"],
+        ("BigGAN: Large Scale GAN Training for High Fidelity Natural Image Synthesis", "pdf_url"):
+            ids["conf/iclr/BrockDS19"],
+        ("StyleGAN: A Style-Based Generator", "abstract_page"): ids["conf/cvpr/KarrasLA19"],
+        ("Pretrained Encoders for Summarization", "abstract_page"): ids["conf/ijcai/Liu19"],
+        ("Fields As Lists", "doi"): ids["conf/nips/ListFields18"],
+        ("ALBERT: A Lite BERT for Self-supervised Learning of Language Representations", "title"):
+            ids["conf/iclr/LanCGGSS20"],
+    }
+    c = result.counts
+    assert (c["pwc_records"], c["pwc_matched"], c["pwc_unmatched"]) == (10, 8, 2)
+    assert {k: c[f"pwc_matched_by_{k}"] for k in ("arxiv", "pdf_url", "abstract_page", "doi", "title")} == {
+        "arxiv": 1, "pdf_url": 3, "abstract_page": 2, "doi": 1, "title": 1}
+    assert result.unmatched_titles == ["Attention is All you Need", "Wasserstein GAN"]
+    assert ("pwc dump: 8 of 10 records matched (arxiv 1, pdf_url 3, abstract_page 2, doi 1, title 1), "
+            "2 unmatched, 0 ambiguous titles") in result.summary()
+
+
+def test_title_match_checks_year_and_first_author(db, tmp_path):
+    ids = {"w01": add_paper(db, "W01-0100", "Evaluation of Summaries", year=2001, authors=["Someone Else"]),
+           "w04": add_paper(db, "W04-1000", "Evaluation of summaries.", year=2004, authors=["Chin-Yew Lin"])}
+    links = DUMP.parent / "links-same-title.json"
+    alone = run_link(db, Settings(data_dir=tmp_path), pwc_path=links, sources=["pwc_dump"], dry_run=True)
+    assert alone.counts["pwc_ambiguous_title"] == 2 and alone.counts["pwc_matched"] == 0  # no year, no author: no guess
+    result = run_link(db, Settings(data_dir=tmp_path), pwc_path=links, sources=["pwc_dump"],
+                      pwc_papers_path=DUMP.parent / "papers-with-abstracts.json")
+    assert result.counts["pwc_matched_by_title"] == 1 and result.counts["pwc_unmatched"] == 1
+    with db.session() as s:
+        assert [(cb.paper_id, cb.url) for cb in s.scalars(select(Codebase))] == [
+            (ids["w04"], "https://github.com/example/eval04")]  # 2004, Lin: the W04 paper; 2001, Known: none
+
+
+def test_url_keys_and_arxiv_years():
+    from review.codebases.pwc_match import arxiv_year, url_key
+
+    assert url_key("http://papers.nips.cc/paper/2019/file/x-Paper.pdf") == \
+        url_key("https://proceedings.neurips.cc/paper/2019/file/x-Paper.pdf/")
+    assert url_key("https://www.ijcai.org/proceedings/2019/0517.pdf") == url_key("http://ijcai.org/proceedings/2019/0517.pdf")
+    assert url_key("https://openreview.net/forum?id=B1x") != url_key("https://openreview.net/pdf?id=B1x")
+    assert url_key("https://openreview.net/pdf?id=B1x&noteId=B1x") == "openreview.net/pdf?id=B1x"
+    assert url_key("") is None and url_key("not a url") is None
+    assert (arxiv_year("1706.03762v5"), arxiv_year("cs/0112017"), arxiv_year(None)) == (2017, 2001, None)
+
+
+def test_cli_link_json_lists_unmatched_titles(cli, tmp_path):
+    code, out, err = cli("--db", f"sqlite:///{tmp_path / 'r.sqlite'}", "code", "link", "--pwc", str(DBLP_LINKS),
+                         "--source", "pwc_dump", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["counts"]["pwc_unmatched"] == 10 and len(data["pwc_unmatched_titles"]) == 10
+    assert "0 of 10 records matched, 10 unmatched" in err

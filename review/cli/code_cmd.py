@@ -25,15 +25,22 @@ def link(
                                        "default: setting code.pwc_links."),
     source: Optional[list[str]] = typer.Option(None, "--source", help="Only these sources: anthology_pwccode, "
                                                "pwc_dump, paper_text (repeatable)."),
+    pwc_papers: Optional[Path] = typer.Option(None, "--pwc-papers", help="Papers With Code papers-with-abstracts "
+                                              "dump: the year and first author the title match checks."),
     dry_run: DryRunOpt = False,
     json_: JsonOpt = False,
 ) -> None:
     """Link papers to codebases from the Anthology, a Papers With Code dump and the papers' text.
 
+    Dump records are matched by arXiv id, PDF URL, abstract page, ACL Anthology id and DOI
+    first, then by title (checked against year and first author); --json lists the
+    titles of the records that matched no paper.
+
     Example:
 
     \b
         review code link --pwc links-between-papers-and-code.json.gz
+        review code link --pwc links-between-papers-and-code.json.gz --pwc-papers papers-with-abstracts.json.gz
         review code link --source paper_text --dry-run
     """
     from review.codebases.link import SOURCES, run_link
@@ -42,9 +49,11 @@ def link(
     bad = [s for s in source or [] if s not in SOURCES]
     if bad:
         raise typer.BadParameter(f"unknown source {bad[0]!r} (choose from {', '.join(SOURCES)})", param_hint="--source")
-    result = run_link(app_ctx.database(), app_ctx.settings, pwc_path=pwc, sources=source or SOURCES, dry_run=dry_run)
+    result = run_link(app_ctx.database(), app_ctx.settings, pwc_path=pwc, sources=source or SOURCES, dry_run=dry_run,
+                      pwc_papers_path=pwc_papers)
     if json_:
-        print_json({"run": result.run_id, "dry_run": dry_run, "counts": dict(sorted(result.counts.items()))})
+        print_json({"run": result.run_id, "dry_run": dry_run, "counts": dict(sorted(result.counts.items())),
+                    "pwc_unmatched_titles": result.unmatched_titles})
     summary(result.summary())
 
 

@@ -25,9 +25,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from review.codebases.catalog import Catalog, load_catalog
-from review.codebases.pwc import DumpStats, PaperIndex, PaperKeys, read_dump
+from review.codebases.pwc import DumpStats, PaperFacts, read_dump, read_paper_facts
+from review.codebases.pwc_match import MATCH_KEYS, PaperIndex, PaperKeys
 from review.codebases.urls import RepoRef, find_repo_urls, parse_repo_url
-from review.db.models import Codebase, CodebaseLink, Paper, PaperText
+from review.db.models import Codebase, CodebaseLink, Paper, PaperText, SourceRecord
 from review.db.session import Database
 from review.log import get_logger
 from review.progress import progress
@@ -57,19 +58,31 @@ class LinkResult:
     counts: Counter[str] = field(default_factory=Counter)
     run_id: int | None = None
     dry_run: bool = False
+    unmatched_titles: list[str] = field(default_factory=list)  # pwc dump records matched to no paper
 
     def summary(self) -> str:
         c = self.counts
         verb = "would link" if self.dry_run else "linked"
         return (f"{verb} {c['codebases_new']} new codebases ({c['links_new']} new links) for "
-                f"{c['papers_with_new_code']} papers; pwc dump: {c['pwc_matched']} of {c['pwc_records']} records "
-                f"matched, {c['pwc_ambiguous_title']} ambiguous titles; text URLs: {c['text_links']} "
+                f"{c['papers_with_new_code']} papers; pwc dump: {self.pwc_summary()}; text URLs: {c['text_links']} "
                 f"({c['text_links_ignored']} tool repositories ignored)")
+
+    def pwc_summary(self) -> str:
+        """How many dump records matched, by which key, and how many did not."""
+        c = self.counts
+        keys = ", ".join(f"{how} {c[f'pwc_matched_by_{how}']}" for how in MATCH_KEYS if c[f"pwc_matched_by_{how}"])
+        return (f"{c['pwc_matched']} of {c['pwc_records']} records matched" + (f" ({keys})" if keys else "")
+                + f", {c['pwc_unmatched']} unmatched, {c['pwc_ambiguous_title']} ambiguous titles")
 
 
 def run_link(db: Database, settings: Settings, *, pwc_path: str | Path | None = None,
-             sources: Iterable[str] = SOURCES, dry_run: bool = False, catalog: Catalog | None = None) -> LinkResult:
-    """Merge the link sources into codebases and record a run. Callable without the CLI."""
+             sources: Iterable[str] = SOURCES, dry_run: bool = False, catalog: Catalog | None = None,
+             pwc_papers_path: str | Path | None = None) -> LinkResult:
+    """Merge the link sources into codebases and record a run. Callable without the CLI.
+
+    `pwc_papers_path`, a papers-with-abstracts dump, gives the links dump's records a
+    year and a first author for the title match (see `pwc_match`).
+    """
     sources = [s for s in sources if s in SOURCES]
     catalog = catalog or load_catalog(settings.code.catalog or None)
     dump = pwc_path if pwc_path is not None else (settings.resolve(settings.code.pwc_links) if settings.code.pwc_links else None)
@@ -77,7 +90,8 @@ def run_link(db: Database, settings: Settings, *, pwc_path: str | Path | None = 
         sources = [s for s in sources if s != "pwc_dump"]
         log.info("no Papers With Code dump given (--pwc FILE or code.pwc_links): that source is skipped")
     result = LinkResult(dry_run=dry_run)
-    args = {"pwc": str(dump) if dump else None, "sources": ",".join(sources), "dry_run": dry_run}
+    args = {"pwc": str(dump) if dump else None, "sources": ",".join(sources), "dry_run": dry_run,
+            "pwc_papers": str(pwc_papers_path) if pwc_papers_path else None}
     with record_run(db, "code link", args) as run:
         result.run_id = run.id
         run.signature.update(catalog.signature())
@@ -85,7 +99,7 @@ def run_link(db: Database, settings: Settings, *, pwc_path: str | Path | None = 
         if "anthology_pwccode" in sources:
             candidates.extend(_from_anthology(db, result.counts))
         if "pwc_dump" in sources and dump is not None:
-            candidates.extend(_from_dump(db, Path(dump), result.counts))
+            candidates.extend(_from_dump(db, Path(dump), result, pwc_papers_path))
         if "paper_text" in sources:
             candidates.extend(_from_text(db, catalog, result.counts))
         _merge(db, candidates, result, run.id)
@@ -115,17 +129,35 @@ def _from_anthology(db: Database, counts: Counter[str]) -> list[Candidate]:
     return out
 
 
-def _from_dump(db: Database, path: Path, counts: Counter[str]) -> list[Candidate]:
+def _paper_keys(db: Database) -> list[PaperKeys]:
+    """Our papers with every key a dump record may match: ids, title, year, URLs, DBLP links."""
     with db.session() as s:
-        keys = [PaperKeys(*row) for row in s.execute(
-            select(Paper.id, Paper.ident, Paper.title, Paper.doi, Paper.arxiv_id).where(Paper.removed.is_(False)))]
-    index = PaperIndex.build(keys)
+        links: dict[int, list[str]] = {}
+        for pid, raw in s.execute(select(SourceRecord.paper_id, SourceRecord.raw).where(SourceRecord.source == "dblp")):
+            ee = (raw or {}).get("ee") if isinstance(raw, dict) else None
+            links.setdefault(pid, []).extend(str(u) for u in (ee or []) if u)
+        rows = s.execute(select(Paper.id, Paper.ident, Paper.title, Paper.doi, Paper.arxiv_id, Paper.year,
+                                Paper.authors, Paper.url, Paper.pdf_url).where(Paper.removed.is_(False)))
+        return [PaperKeys(pid, ident, title, doi, arxiv, year, (authors or [None])[0],
+                          tuple(u for u in (url, pdf, *links.get(pid, [])) if u), pdf)
+                for pid, ident, title, doi, arxiv, year, authors, url, pdf in rows]
+
+
+def _from_dump(db: Database, path: Path, result: LinkResult, papers_path: str | Path | None) -> list[Candidate]:
+    counts = result.counts
+    index = PaperIndex.build(_paper_keys(db))
+    facts: dict[str, PaperFacts] = {}
+    if papers_path is not None:  # a first pass for the paper_urls, so the dumps stream
+        facts = read_paper_facts(papers_path, {str(r["paper_url"]) for r in read_dump(path) if r.get("paper_url")})
     stats = DumpStats()
     out: list[Candidate] = []
+    unmatched: dict[str, None] = {}
     for rec in read_dump(path, stats):
-        pid, how = index.match(rec)
+        pid, how = index.match(rec, facts.get(str(rec.get("paper_url") or "")))
         if pid is None:
             counts[f"pwc_{how}"] += 1
+            if how == "unmatched" and rec.get("paper_title"):
+                unmatched.setdefault(str(rec["paper_title"]), None)
             continue
         ref = parse_repo_url(rec.get("repo_url"))
         if ref is None:
@@ -138,6 +170,7 @@ def _from_dump(db: Database, path: Path, counts: Counter[str]) -> list[Candidate
                              {**rec, "matched_by": how}))
     counts["pwc_records"] += stats.records
     counts["pwc_malformed"] += stats.malformed
+    result.unmatched_titles = list(unmatched)
     return out
 
 

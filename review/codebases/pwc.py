@@ -3,10 +3,10 @@
 Papers With Code shut down in July 2025; its archived `links-between-papers-and-code`
 dumps are what users have. Each record links one paper (paper_url, paper_title,
 paper_arxiv_id, paper_url_abs, paper_url_pdf) to one repository (repo_url) with
-is_official, mentioned_in_paper, mentioned_in_github and framework. The dump has no
-venue or year, so a record is matched to our papers by identifier first (arXiv id,
-ACL Anthology id from the abstract/PDF URL, DOI) and only then by normalized title, and a
-title shared by two of our papers matches neither (counted as ambiguous, never guessed).
+is_official, mentioned_in_paper, mentioned_in_github and framework. The dump has no venue,
+year or authors; its companion `papers-with-abstracts` dump (paper_url, arxiv_id, title,
+abstract, url_abs, url_pdf, proceeding, authors, tasks, date, methods) has the date and
+the authors, and `read_paper_facts` takes them from it. Matching lives in `pwc_match.py`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ import gzip
 import json
 import re
 import unicodedata
-from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -147,64 +146,40 @@ def _parquet(p: Path) -> Iterator[dict[str, Any]]:
         yield from batch.to_pylist()
 
 
-@dataclass
-class PaperKeys:
-    id: int
-    ident: str
-    title: str | None
-    doi: str | None
-    arxiv_id: str | None
+PAPER_FIELDS = ("paper_url", "title", "date", "authors")
 
 
-@dataclass
-class PaperIndex:
-    """Our papers, findable by every identifier a dump record may carry."""
+@dataclass(frozen=True)
+class PaperFacts:
+    """What the papers-with-abstracts dump adds to a link record: its year and first author."""
 
-    by_arxiv: dict[str, int] = field(default_factory=dict)
-    by_anthology: dict[str, int] = field(default_factory=dict)
-    by_doi: dict[str, int] = field(default_factory=dict)
-    by_title: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    year: int | None
+    first_author: str | None
 
-    @classmethod
-    def build(cls, papers: Iterable[PaperKeys]) -> PaperIndex:
-        idx = cls()
-        for p in papers:
-            if (a := arxiv_key(p.arxiv_id)) is not None:
-                idx.by_arxiv.setdefault(a, p.id)
-            if re.fullmatch(r"[A-Za-z]\d{2}-\d{4}|\d{4}\.[a-z0-9]+(?:-[a-z0-9]+)*\.\d+", p.ident or ""):
-                idx.by_anthology.setdefault(p.ident.lower(), p.id)
-            if p.doi:
-                d = p.doi.lower().removeprefix("https://doi.org/").removeprefix("doi:")
-                idx.by_doi.setdefault(d, p.id)
-                if (ak := anthology_key(d)) is not None:
-                    idx.by_anthology.setdefault(ak, p.id)
-            if (t := title_key(p.title)) is not None and len(t) >= 12:
-                if p.id not in idx.by_title[t]:
-                    idx.by_title[t].append(p.id)
-        return idx
 
-    def match(self, rec: dict[str, Any]) -> tuple[int | None, str]:
-        """(paper id, how) where how is arxiv|anthology|doi|title, or (None, unmatched|ambiguous_title)."""
-        urls = (rec.get("paper_url_abs"), rec.get("paper_url_pdf"))
-        a = arxiv_key(rec.get("paper_arxiv_id"))
-        if a is None:
-            for u in urls:
-                m = ARXIV_URL.search(u or "")
-                if m:
-                    a = arxiv_key(m.group(1))
-                    break
-        if a and a in self.by_arxiv:
-            return self.by_arxiv[a], "arxiv"
-        ak = anthology_key(*urls)
-        if ak and ak in self.by_anthology:
-            return self.by_anthology[ak], "anthology"
-        d = doi_key(*urls)
-        if d and d in self.by_doi:
-            return self.by_doi[d], "doi"
-        t = title_key(rec.get("paper_title"))
-        if t and t in self.by_title:
-            ids = self.by_title[t]
-            if len(ids) == 1:
-                return ids[0], "title"
-            return None, "ambiguous_title"
-        return None, "unmatched"
+def read_paper_facts(path: str | Path, wanted: set[str] | None = None) -> dict[str, PaperFacts]:
+    """paper_url -> PaperFacts from a papers-with-abstracts dump (same formats as the links dump).
+
+    Only the paper_urls in `wanted` are kept when given: the dump has ~500,000 papers and
+    only those of the links dump matter.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputFileError("papers dump not found", item=str(p))
+    rows: Iterable[Any] = _parquet(p) if p.name.lower().endswith(".parquet") else _json(p, gz=p.name.lower().endswith(".gz"))
+    out: dict[str, PaperFacts] = {}
+    for i, row in enumerate(rows):
+        if i == 0 and isinstance(row, dict) and ("paper_url" not in row or "title" not in row):
+            raise InputFileError("not a Papers With Code papers-with-abstracts dump: records lack "
+                                 f"'{'paper_url' if 'paper_url' not in row else 'title'}'", item=str(p),
+                                 hint=f"expected fields include: {', '.join(PAPER_FIELDS)}")
+        if not isinstance(row, dict) or not row.get("paper_url"):
+            continue
+        url = str(row["paper_url"])
+        if wanted is not None and url not in wanted:
+            continue
+        date = str(row.get("date") or "")
+        authors = row.get("authors") or []
+        first = authors[0] if isinstance(authors, list) and authors else authors if isinstance(authors, str) else None
+        out[url] = PaperFacts(int(date[:4]) if date[:4].isdigit() else None, str(first) if first else None)
+    return out
