@@ -14,7 +14,7 @@ from code_support import add_paper
 from review.codebases.link import run_link
 from review.codebases.pwc import arxiv_key, doi_key, read_dump, title_key
 from review.codebases.pwc_match import PaperIndex, PaperKeys
-from review.codebases.urls import find_repo_urls, normalize_repo_url, parse_repo_url
+from review.codebases.urls import find_repo_urls, normalize_repo_url
 from review.db.models import Codebase, CodebaseLink, Paper, Run
 from review.errors import InputFileError
 from review.settings import Settings
@@ -203,7 +203,8 @@ def test_pwc_links_find_dblp_papers_by_pdf_url_and_abstract_page(db, tmp_path, d
     result = run_link(db, Settings(data_dir=tmp_path), pwc_path=DBLP_LINKS, sources=["pwc_dump"])
     with db.session() as s:
         got = {(lk.raw["paper_title"], lk.raw["matched_by"]): cb.paper_id
-               for cb, lk in s.execute(select(Codebase, CodebaseLink).join(CodebaseLink, CodebaseLink.codebase_id == Codebase.id))}
+               for cb, lk in s.execute(select(Codebase, CodebaseLink)
+                                       .join(CodebaseLink, CodebaseLink.codebase_id == Codebase.id))}
     ids = dblp_papers
     assert got == {
         ("Neural Ordinary Differential Equations", "arxiv"): ids["conf/nips/ChenRBD18"],

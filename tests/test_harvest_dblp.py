@@ -144,7 +144,8 @@ def test_parse_hit_author_shapes(field, value, expected):
     ("https://openreview.net/forum?id=z", ["https://openreview.net/forum?id=z"]),
     (["https://arxiv.org/abs/1", "https://doi.org/10.1/x"], ["https://arxiv.org/abs/1", "https://doi.org/10.1/x"]),
     ({"@type": "oa", "text": "https://openreview.net/forum?id=z"}, ["https://openreview.net/forum?id=z"]),
-    ([{"@type": "oa", "text": "https://a.org/p"}, "https://doi.org/10.1/x"], ["https://a.org/p", "https://doi.org/10.1/x"]),
+    ([{"@type": "oa", "text": "https://a.org/p"}, "https://doi.org/10.1/x"],
+     ["https://a.org/p", "https://doi.org/10.1/x"]),
     (None, []),
 ])
 def test_parse_hit_ee_shapes(value, expected):
@@ -354,7 +355,7 @@ def test_dump_memory_stays_flat(tmp_path):
         fh.write('<?xml version="1.0" encoding="ISO-8859-1"?>\n<!DOCTYPE dblp SYSTEM "dblp.dtd">\n<dblp>\n')
         for i in range(3000):
             fh.write(f'<inproceedings key="conf/nips/P{i}"><author>A M&uuml;ller</author><title>T {i}.</title>'
-                     f'<year>2019</year><url>db/conf/nips/neurips2019.html#P{i}</url></inproceedings>\n'
+                     f'<year>2019</year><url>db/conf/nips/nips2019.html#P{i}</url></inproceedings>\n'
                      f'<article key="journals/x/J{i}"><title>J</title></article>\n')
         fh.write("</dblp>\n")
     seen = []

@@ -166,7 +166,8 @@ def read_paper_facts(path: str | Path, wanted: set[str] | None = None) -> dict[s
     p = Path(path)
     if not p.is_file():
         raise InputFileError("papers dump not found", item=str(p))
-    rows: Iterable[Any] = _parquet(p) if p.name.lower().endswith(".parquet") else _json(p, gz=p.name.lower().endswith(".gz"))
+    name = p.name.lower()
+    rows: Iterable[Any] = _parquet(p) if name.endswith(".parquet") else _json(p, gz=name.endswith(".gz"))
     out: dict[str, PaperFacts] = {}
     for i, row in enumerate(rows):
         if i == 0 and isinstance(row, dict) and ("paper_url" not in row or "title" not in row):

@@ -80,6 +80,10 @@ def harvest_dblp(db: Database, settings: Settings, *, run: RunRecorder | None = 
         coverage.expect(venue, _years(venue, record_filter))
     with harvest_run(db, "harvest dblp", arguments, run, SOURCE) as handle:
         handle.recorder.signature.update({"dblp_mode": mode})
+        for venue_id, years in coverage.expected.items():  # table order; an empty year shows as 0
+            for year in years:
+                handle.result.found[(venue_id, year)] += 0
+                handle.result.kept[(venue_id, year)] += 0
         with RecordStore(db, handle.result, run_id=handle.id) as store:
             if mode == "dump":
                 _from_dump(handle, store, table, record_filter, dump_path, dtd_path)  # type: ignore[arg-type]
@@ -100,10 +104,6 @@ def harvest_dblp(db: Database, settings: Settings, *, run: RunRecorder | None = 
 
 def _judge_coverage(result: HarvestResult, coverage: Coverage, mode: str) -> None:
     this_year = date.today().year
-    for venue, years in coverage.expected.items():
-        for year in years:  # an empty year is shown as 0, not left out
-            result.found[(venue, year)] += 0
-            result.kept[(venue, year)] += 0
     result.warnings.extend(coverage_warnings(result, coverage, this_year))
     if mode == "dump":
         result.warnings.extend(empty_venues(result, coverage, this_year))

@@ -31,7 +31,7 @@ class DblpPublication:
     booktitle: str | None = None
     ee: list[str] = field(default_factory=list)
     doi: str | None = None
-    toc: str | None = None  # the TOC page name, e.g. neurips2019
+    toc: str | None = None  # the TOC page name, e.g. nips2019
 
 
 def author_name(name: str) -> str:

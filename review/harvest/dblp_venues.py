@@ -71,7 +71,7 @@ class Venue:
 
 
 def toc_of(url: str | None) -> tuple[str, str] | None:
-    """(stream, toc name) from a dump record's `<url>db/conf/nips/neurips2019.html#X</url>`."""
+    """(stream, toc name) from a dump record's `<url>db/conf/nips/nips2019.html#X</url>`."""
     if not url:
         return None
     m = _TOC_URL.match(url.strip())

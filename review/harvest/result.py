@@ -69,11 +69,12 @@ class HarvestResult:
         return out
 
     def venue_years(self) -> dict[str, dict[str, dict[str, int]]]:
-        """{venue: {year: {found, kept}}}, years in order."""
+        """{venue: {year: {found, kept}}}: venues in the order first met (the venue table's), years in order."""
         out: dict[str, dict[str, dict[str, int]]] = {}
-        for venue, year in sorted(self.found):
-            out.setdefault(venue, {})[str(year)] = {"found": self.found[(venue, year)],
-                                                     "kept": self.kept[(venue, year)]}
+        for venue, _ in self.found:
+            out.setdefault(venue, {})
+        for venue, year in sorted(self.found, key=lambda vy: vy[1]):
+            out[venue][str(year)] = {"found": self.found[(venue, year)], "kept": self.kept[(venue, year)]}
         return out
 
     def as_dict(self) -> dict[str, Any]:
