@@ -1,0 +1,131 @@
+"""`review evaluate code`: how right the code scan's answers are, measured on a code gold file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, List, Optional
+
+import typer
+
+from review.cli import context
+from review.cli.app import app
+from review.cli.options import JsonOpt
+from review.cli.output import err_console, print_json, print_table, summary
+from rich.markup import escape
+
+THRESHOLDS_NOT_MET = 1
+
+
+def _evaluate_group() -> typer.Typer:
+    """The `review evaluate` group, shared with the other evaluate commands (created by whichever comes first)."""
+    for group in app.registered_groups:
+        if group.name == "evaluate" and group.typer_instance is not None:
+            return group.typer_instance
+    group_app = typer.Typer(help="Measure automated labels against human labels (gold files).", no_args_is_help=True)
+    app.add_typer(group_app, name="evaluate")
+    return group_app
+
+
+@_evaluate_group().command("code")
+def code(
+    ctx: typer.Context,
+    gold: Path = typer.Option(..., "--gold", help="Code gold file (JSON Lines, ../shared/spec/GOLD.md)."),
+    root: Optional[Path] = typer.Option(None, "--root", help="Folder holding one owner+name checkout per repository "
+                                        "(for lines without a 'path')."),
+    minimum: Optional[List[str]] = typer.Option(None, "--min", help="Fail (exit 1) below this score, e.g. "
+                                                "packages_used.exact=0.9 (repeatable)."),
+    json_: JsonOpt = False,
+) -> None:
+    """Scan every gold repository as `review code scan` does and score C1, "present" and C2.
+
+    Prints precision, recall and F1 per label for packages_used and packages_present, the
+    share of repositories whose packages_used is exactly right, C2 agreement and binary
+    scores (unknown is an outcome of its own), and every disagreement with the scan's
+    evidence. Exits 1 when a --min threshold is not met, 8 when the gold file or a checkout
+    is bad (the line is named). Reads the checkouts only; writes nothing.
+
+    Example:
+
+    \b
+        python gold/code/fetch.py --out ~/gold-checkouts
+        review evaluate code --gold gold/code/dev.jsonl --root ~/gold-checkouts
+        review evaluate code --gold gold/code/dev.jsonl --root ~/gold-checkouts --json
+        review evaluate code --gold dev.jsonl --root co --min packages_used.exact=0.9 --min eval_reproducible.agreement=0.85
+    """
+    from review.evaluate.code import check_thresholds, parse_threshold, run
+
+    try:
+        thresholds = [parse_threshold(s) for s in minimum or ()]
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--min") from None
+    result = run(context.get(ctx).settings, gold, root)
+    if json_:
+        print_json(result.as_dict())
+    else:
+        _print(result)
+    used, c2 = result.sets["packages_used"], result.verdict
+    summary(f"{result.repositories} repositories scanned in {result.seconds:.1f} s ({len(result.failed)} failed); "
+            f"packages_used exact {used.exact}/{used.items}; C2 agreement {c2.agreed}/{c2.items} "
+            f"({c2.unknown} unknown); {len(result.disagreements)} disagreements")
+    failures = check_thresholds(result.metrics(), thresholds)
+    for line in failures:
+        err_console.print(f"below threshold: {line}", markup=False)
+    if failures:
+        raise typer.Exit(THRESHOLDS_NOT_MET)
+
+
+def _print(result: Any) -> None:
+    rows = []
+    for q, s in result.sets.items():
+        rows.append((q, s.items, f"{s.exact}/{s.items}", _f(s.exact_share), _f(s.overall.precision),
+                     _f(s.overall.recall), _f(s.overall.f1)))
+    c2 = result.verdict
+    counts = c2.counts
+    rows.append(("eval_reproducible", c2.items, f"{c2.agreed}/{c2.items} agree", _f(c2.agreement),
+                 _f(counts.precision), _f(counts.recall), _f(counts.f1)))
+    print_table(escape(f"{result.gold}: scores"), ["question", "repositories", "exact", "share", "precision", "recall", "F1"],
+                rows)
+    table = c2.as_dict()["table"]
+    print_table("eval_reproducible: expected x proposed", ["expected", "true", "false", "unknown"],
+                [(k, v["true"], v["false"], v["unknown"]) for k, v in table.items()])
+    labels = sorted(set().union(*(s.labels for s in result.sets.values())))
+    label_rows = []
+    for label in labels:
+        row: list[Any] = [label]
+        for s in result.sets.values():
+            c = s.labels.get(label)
+            row += ["", "", ""] if c is None else [f"{c.tp}/{c.fp}/{c.fn}", _f(c.precision), _f(c.recall)]
+        label_rows.append(row)
+    print_table("per label (tp/fp/fn)", ["label", "used tp/fp/fn", "used P", "used R",
+                                         "present tp/fp/fn", "present P", "present R"], label_rows)
+    print_table("disagreements", ["repo", "question", "expected", "proposed", "evidence"],
+                [(d.repo, d.question, escape(_v(d.expected)), escape(_v(d.proposed)), escape(_evidence(d.evidence)))
+                 for d in result.disagreements])  # evidence is repository text: brackets are not markup
+    for r in result.failed:
+        err_console.print(f"scan failed: {r.repo}: {r.failed}", markup=False)
+
+
+def _f(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _v(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(value) or "[]"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _evidence(rows: list[dict[str, Any]]) -> str:
+    parts = []
+    for r in rows[:4]:
+        if "reason" in r and "package" not in r and "feature" not in r:
+            parts.append(str(r["reason"]))
+            continue
+        where = f"{r.get('file', '')}:{r.get('line', '')}" if r.get("file") else ""
+        label = r.get("package") or r.get("feature") or ""
+        text = str(r.get("text") or r.get("detail") or "")
+        text = text if len(text) <= 90 else text[:89] + "…"
+        flags = [k for k in ("commented", "superseded") if r.get(k)]
+        parts.append(f"{label} {where} {text}".strip() + (f" ({', '.join(flags)})" if flags else ""))
+    more = len(rows) - 4
+    return "; ".join(parts) + (f"; +{more} more" if more > 0 else "")
