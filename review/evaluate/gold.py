@@ -75,7 +75,7 @@ def read_gold(path: str | Path, packages: Iterable[str]) -> GoldFile:
         if not stripped or stripped.startswith("#"):
             continue
         where = f"{path}:{number}"
-        paper = _parse_line(stripped, where, number, path.parent, vocab)
+        paper = _parse_line(stripped, where, number, path.resolve().parent, vocab)
         if paper.id in seen:
             raise GoldFileError(f"duplicate id {paper.id!r} (first on line {seen[paper.id]})", item=where)
         seen[paper.id] = number
