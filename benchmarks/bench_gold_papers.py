@@ -28,7 +28,8 @@ sys.path.insert(0, str(ROOT))
 
 from review.compute import load_catalog  # noqa: E402
 from review.errors import ReviewError  # noqa: E402
-from review.evaluate.papers import evaluate, load_gold, read_texts  # noqa: E402
+from review.evaluate.gold import read_gold  # noqa: E402
+from review.evaluate.papers import evaluate, read_texts  # noqa: E402
 from review.rules import load_ruleset  # noqa: E402
 
 DEFAULT_RULES = [ROOT / "patterns" / "rouge.toml", ROOT / "patterns" / "rouge-precise.toml"]
@@ -49,7 +50,7 @@ def main() -> int:
     rules = args.rules or DEFAULT_RULES
     catalog = load_catalog(ROOT / "patterns" / "packages.toml")
     try:
-        gold = load_gold(args.gold, catalog.packages)
+        gold = read_gold(args.gold, catalog.packages)
     except ReviewError as exc:
         print(f"error: {exc}", file=sys.stderr)
         if exc.hint:

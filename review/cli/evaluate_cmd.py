@@ -42,7 +42,8 @@ def papers(
         review evaluate papers --gold dev.jsonl --min P0.precision=0.97 --min P4.exact=0.95
     """
     from review.compute import load_catalog
-    from review.evaluate.papers import evaluate, load_gold, read_texts
+    from review.evaluate.gold import read_gold
+    from review.evaluate.papers import evaluate, read_texts
     from review.evaluate.score import check_thresholds, parse_threshold
     from review.rules.stage import resolve_rules
 
@@ -54,7 +55,7 @@ def papers(
     settings = app_ctx.settings
     ruleset = resolve_rules(settings, rules, option or ())
     catalog = load_catalog(settings.compute.packages, settings)
-    gold_file = load_gold(gold, catalog.packages)
+    gold_file = read_gold(gold, catalog.packages)
     texts = read_texts(gold_file, backend=backend or settings.extract.backend,
                        extract_options={"timeout": settings.extract.timeout, "memory_mb": settings.extract.memory_mb},
                        open_database=lambda: _read_only_database(app_ctx))

@@ -15,11 +15,11 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Mapping
 
 from review.check import check_text, read_paper_text
 from review.errors import DatabaseError, InputFileError
-from review.evaluate.gold import GoldFile, GoldFileError, GoldPaper, read_gold
+from review.evaluate.gold import GoldFile, GoldFileError, GoldPaper
 from review.evaluate.score import (KIND_QUESTION, NORMALIZE, Pair, RuleScore, Scores, rule_precision,
                                    score_pairs)
 from review.progress import progress
@@ -59,11 +59,6 @@ class PapersEvaluation:
                 "options": list(self.options), "scores": self.scores.as_dict(),
                 "disagreements": [d.as_dict() for d in self.scores.disagreements],
                 "rules_precision": [r.as_dict() for r in self.rule_scores]}
-
-
-def load_gold(path: str | Path, packages: Iterable[str]) -> GoldFile:
-    """The gold file, checked line by line before anything is labelled."""
-    return read_gold(path, packages)
 
 
 def read_texts(gold: GoldFile, *, backend: str | None = None, extract_options: Mapping[str, Any] | None = None,
