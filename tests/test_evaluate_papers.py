@@ -74,7 +74,6 @@ BAD_LINES = [
     ('{"id": "a", "text": "t.txt", "paper": "x", "P0": true}', "exactly one of text, pdf or paper"),
     ('{"text": "t.txt", "P0": true}', "`id` must be a non-empty string"),
     ('{"id": "a", "text": "t.txt", "P0": false, "P4": ["ROUGE-1.5.5"]}', "P0 is false, so P4 must be empty"),
-    ('{"repo": "o/n", "commit": "abc", "packages_used": []}', "code entry"),
     ('{"id": "a", "text": "t.txt", "P0": true', "not valid JSON"),
     ('["a"]', "must be a JSON object"),
 ]
@@ -98,11 +97,23 @@ def test_duplicate_ids_name_both_lines(tmp_path: Path) -> None:
         read_gold(gold, PACKAGES)
 
 
+def test_code_entries_are_left_to_their_own_scorer(tmp_path: Path) -> None:
+    (tmp_path / "t.txt").write_text("ROUGE-1")
+    gold = tmp_path / "gold.jsonl"
+    code = '{"repo": "o/n", "commit": "%s", "packages_used": ["GL/rougescore"]}' % ("a" * 40)
+    gold.write_text(code + '\n{"id": "a", "text": "t.txt", "P0": true}\n')
+    g = read_gold(gold, PACKAGES)
+    assert [p.id for p in g.papers] == ["a"] and g.code_lines == (1,)
+    gold.write_text(code + "\n")
+    with pytest.raises(GoldFileError, match=r"no paper entries \(only code entries"):
+        read_gold(gold, PACKAGES)
+
+
 def test_an_empty_or_missing_gold_file_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(GoldFileError, match="gold file not found"):
         read_gold(tmp_path / "none.jsonl", PACKAGES)
     (tmp_path / "empty.jsonl").write_text("# nothing\n\n")
-    with pytest.raises(GoldFileError, match="no gold entries"):
+    with pytest.raises(GoldFileError, match="no paper entries"):
         read_gold(tmp_path / "empty.jsonl", PACKAGES)
 
 

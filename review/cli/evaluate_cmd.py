@@ -67,8 +67,9 @@ def papers(
     else:
         _print(result)
     s = result.scores
-    summary(f"{gold}: {s.items} papers ({s.computing} compute the metric), {len(s.disagreements)} disagreements "
-            f"({ruleset.name} {ruleset.sha256[:12]})")
+    skipped = f", {len(gold_file.code_lines)} code entries left out" if gold_file.code_lines else ""
+    summary(f"{gold}: {s.items} papers ({s.computing} compute the metric){skipped}, {len(s.disagreements)} "
+            f"disagreements ({ruleset.name} {ruleset.sha256[:12]})")
     for line in failures:
         err_console.print(f"below threshold: {line}", markup=False)
     if failures:

@@ -56,6 +56,7 @@ class GoldPaper:
 class GoldFile:
     path: Path
     papers: tuple[GoldPaper, ...]
+    code_lines: tuple[int, ...] = ()  # lines holding code entries (GOLD.md "Code"), left to their own scorer
 
 
 def read_gold(path: str | Path, packages: Iterable[str]) -> GoldFile:
@@ -69,6 +70,7 @@ def read_gold(path: str | Path, packages: Iterable[str]) -> GoldFile:
         raise GoldFileError("not UTF-8 text", item=str(path)) from None
     vocab = {"P2": P2_VOCABULARY, "P3": P3_VOCABULARY, "P4": frozenset(packages)}
     papers: list[GoldPaper] = []
+    code_lines: list[int] = []
     seen: dict[str, int] = {}
     for number, raw in enumerate(lines, start=1):
         stripped = raw.strip()
@@ -76,16 +78,22 @@ def read_gold(path: str | Path, packages: Iterable[str]) -> GoldFile:
             continue
         where = f"{path}:{number}"
         paper = _parse_line(stripped, where, number, path.resolve().parent, vocab)
+        if paper is None:
+            code_lines.append(number)
+            continue
         if paper.id in seen:
             raise GoldFileError(f"duplicate id {paper.id!r} (first on line {seen[paper.id]})", item=where)
         seen[paper.id] = number
         papers.append(paper)
     if not papers:
-        raise GoldFileError("no gold entries (every line is blank or a # comment)", item=str(path))
-    return GoldFile(path, tuple(papers))
+        what = "only code entries (`repo`)" if code_lines else "every line is blank or a # comment"
+        raise GoldFileError(f"no paper entries ({what})", item=str(path))
+    return GoldFile(path, tuple(papers), tuple(code_lines))
 
 
-def _parse_line(text: str, where: str, number: int, folder: Path, vocab: dict[str, frozenset[str]]) -> GoldPaper:
+def _parse_line(text: str, where: str, number: int, folder: Path,
+                vocab: dict[str, frozenset[str]]) -> GoldPaper | None:
+    """One paper entry, or None for a code entry (GOLD.md allows both kinds of label)."""
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -93,7 +101,7 @@ def _parse_line(text: str, where: str, number: int, folder: Path, vocab: dict[st
     if not isinstance(obj, dict):
         raise GoldFileError("a gold entry must be a JSON object", item=where)
     if "repo" in obj and not any(k in obj for k in SOURCE_KEYS):
-        raise GoldFileError("this is a code entry (`repo`); a papers gold file holds paper entries", item=where)
+        return None
     ident = obj.get("id")
     if isinstance(ident, bool) or not isinstance(ident, (str, int)) or str(ident).strip() == "":
         raise GoldFileError("`id` must be a non-empty string", item=where)
