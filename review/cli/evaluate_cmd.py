@@ -1,0 +1,139 @@
+"""`review evaluate papers`: how right a rule file's labels are, measured on a gold file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, List, Optional
+
+import typer
+
+from review.cli import context
+from review.cli.app import app
+from review.cli.options import JsonOpt
+from review.cli.output import err_console, print_json, summary
+
+THRESHOLDS_NOT_MET = 1
+
+evaluate_app = typer.Typer(help="Measure automated labels against human labels (gold files).", no_args_is_help=True)
+app.add_typer(evaluate_app, name="evaluate")
+
+
+@evaluate_app.command("papers")
+def papers(
+    ctx: typer.Context,
+    gold: Path = typer.Option(..., "--gold", help="Papers gold file (JSON Lines, ../shared/spec/GOLD.md)."),
+    rules: Optional[Path] = typer.Option(None, "--rules", help="Rule file (default: label.rules from the settings)."),
+    option: Optional[List[str]] = typer.Option(None, "--option", help="Switch on a named option of the rule file (repeatable)."),
+    backend: Optional[str] = typer.Option(None, "--backend", help="PDF text extractor (default from the settings)."),
+    minimum: Optional[List[str]] = typer.Option(None, "--min", help="Fail (exit 1) below this score, e.g. P0.precision=0.97 (repeatable)."),
+    json_: JsonOpt = False,
+) -> None:
+    """Label every gold paper with a rule file and print the scores, disagreements and per-rule precision.
+
+    The papers are read and labelled exactly as `review check` does. Exits 1 when a --min
+    threshold is not met, 8 when the gold file is bad (the line is named), 5 when the rule
+    file is bad. Writes nothing, not even to the database (which only `paper` entries read).
+
+    Example:
+
+    \b
+        review evaluate papers --gold gold/papers/dev.jsonl
+        review evaluate papers --gold gold/papers/dev.jsonl --rules patterns/rouge-precise.toml --json
+        review evaluate papers --gold dev.jsonl --min P0.precision=0.97 --min P4.exact=0.95
+    """
+    from review.compute import load_catalog
+    from review.evaluate.gold import read_gold
+    from review.evaluate.papers import evaluate, read_texts
+    from review.evaluate.score import check_thresholds, parse_threshold
+    from review.rules.stage import resolve_rules
+
+    try:
+        thresholds = [parse_threshold(s) for s in minimum or ()]
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--min") from None
+    app_ctx = context.get(ctx)
+    settings = app_ctx.settings
+    ruleset = resolve_rules(settings, rules, option or ())
+    catalog = load_catalog(settings.compute.packages, settings)
+    gold_file = read_gold(gold, catalog.packages)
+    texts = read_texts(gold_file, backend=backend or settings.extract.backend,
+                       extract_options={"timeout": settings.extract.timeout, "memory_mb": settings.extract.memory_mb},
+                       open_database=lambda: _read_only_database(app_ctx))
+    result = evaluate(gold_file, texts, ruleset)
+    failures = check_thresholds(result.metrics(), thresholds)
+    if json_:
+        print_json({**result.as_dict(), "thresholds": {"checked": [f"{t.metric}={t.minimum:g}" for t in thresholds],
+                                                       "failed": failures}})
+    else:
+        _print(result)
+    s = result.scores
+    skipped = f", {len(gold_file.code_lines)} code entries left out" if gold_file.code_lines else ""
+    summary(f"{gold}: {s.items} papers ({s.computing} compute the metric){skipped}, {len(s.disagreements)} "
+            f"disagreements ({ruleset.name} {ruleset.sha256[:12]})")
+    for line in failures:
+        err_console.print(f"below threshold: {line}", markup=False)
+    if failures:
+        raise typer.Exit(THRESHOLDS_NOT_MET)
+
+
+def _read_only_database(app_ctx: context.AppContext) -> Any:
+    """The survey database, opened without creating or migrating it."""
+    from review.db.migrate import ensure_current
+    from review.evaluate.papers import check_database_exists
+
+    check_database_exists(app_ctx.settings.database)
+    db = app_ctx.database(check_schema=False)
+    ensure_current(db, auto_create=False)
+    return db
+
+
+def _fmt(value: float | None) -> str:
+    return "    -" if value is None else f"{value:5.3f}"
+
+
+def _print(result: Any) -> None:
+    """Plain, fixed-width text: readable in a terminal, a CI log or a diff."""
+    s = result.scores
+    opts = f" +{','.join(result.options)}" if result.options else ""
+    echo = typer.echo
+    echo(f"{result.gold}: {s.items} papers, {s.computing} compute the metric; "
+         f"rules {result.rules}{opts} ({result.rules_sha256[:12]})")
+    echo("")
+    echo(f"{'question':24} {'items':>5} {'tp':>4} {'fp':>4} {'fn':>4} {'prec':>5} {'rec':>5} {'F1':>5}  exact")
+    _row("P0 computes", s.items, s.p0, f"accuracy {_fmt(s.p0_accuracy).strip()}")
+    _row("P1 lists parameters", s.sets["P1"].items, s.p1_listed, "")
+    for q, name in (("P1", "P1 parameter strings"), ("P2", "P2 measures"), ("P3", "P3 protocol"),
+                    ("P4", "P4 packages"), ("code_urls", "code URLs")):
+        st = s.sets[q]
+        _row(name, st.items, st.overall, f"{st.exact}/{st.items} = {_fmt(st.exact_share).strip()}")
+    for q in ("P2", "P3", "P4"):
+        for label, c in sorted(s.sets[q].labels.items()):
+            _row(f"  {q} {label}", None, c, "")
+    if s.disagreements:
+        echo("")
+        echo(f"Disagreements ({len(s.disagreements)}):")
+        for d in s.disagreements:
+            echo(f"- {d.item} {d.question}: expected {_answer(d.expected)}; proposed {_answer(d.proposed)}")
+            for e in d.evidence:
+                echo(f"    {e['rule']}: {e['snippet']}")
+            if d.expected_evidence and not d.evidence:
+                ev = d.expected_evidence
+                echo(f"    gold: {ev if isinstance(ev, str) else ' | '.join(map(str, ev))}")
+    if result.rule_scores:
+        echo("")
+        echo("Per-rule precision (matches on scored answers; worst first):")
+        echo(f"  {'rule':32} {'kind':9} {'matches':>7} {'right':>6} {'prec':>5} {'papers':>6} {'right':>6}")
+        for r in result.rule_scores:
+            echo(f"  {r.rule:32} {r.kind:9} {r.matches:7} {r.right:6} {_fmt(r.precision)} {r.items:6} "
+                 f"{r.items_right:6}")
+
+
+def _row(name: str, items: int | None, c: Any, tail: str) -> None:
+    n = "" if items is None else str(items)
+    typer.echo(f"{name:24} {n:>5} {c.tp:4} {c.fp:4} {c.fn:4} {_fmt(c.precision)} {_fmt(c.recall)} {_fmt(c.f1)}  {tail}")
+
+
+def _answer(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return "[" + ", ".join(repr(v) for v in value) + "]"
