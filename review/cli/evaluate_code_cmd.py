@@ -8,7 +8,7 @@ from typing import Any, List, Optional
 import typer
 
 from review.cli import context
-from review.cli.app import app
+from review.cli.evaluate_cmd import evaluate_app
 from review.cli.options import JsonOpt
 from review.cli.output import err_console, print_json, print_table, summary
 from rich.markup import escape
@@ -16,17 +16,7 @@ from rich.markup import escape
 THRESHOLDS_NOT_MET = 1
 
 
-def _evaluate_group() -> typer.Typer:
-    """The `review evaluate` group, shared with the other evaluate commands (created by whichever comes first)."""
-    for group in app.registered_groups:
-        if group.name == "evaluate" and group.typer_instance is not None:
-            return group.typer_instance
-    group_app = typer.Typer(help="Measure automated labels against human labels (gold files).", no_args_is_help=True)
-    app.add_typer(group_app, name="evaluate")
-    return group_app
-
-
-@_evaluate_group().command("code")
+@evaluate_app.command("code")
 def code(
     ctx: typer.Context,
     gold: Path = typer.Option(..., "--gold", help="Code gold file (JSON Lines, ../shared/spec/GOLD.md)."),
