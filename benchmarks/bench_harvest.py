@@ -7,6 +7,11 @@ into a fresh database, harvests it again (all unchanged), and prints the figures
     .venv/bin/python benchmarks/bench_harvest.py                 # 100,000 papers, SQLite
     .venv/bin/python benchmarks/bench_harvest.py --papers 20000 --db postgresql://...
     .venv/bin/python benchmarks/bench_harvest.py --papers 0 --dblp-records 500000
+    .venv/bin/python benchmarks/bench_harvest.py --as-of            # also a rerun read from git
+
+`--as-of` commits the generated checkout to git and reruns the harvest from that commit
+(`harvest_acl(as_of=...)`, the `review harvest acl --as-of` path), to compare with the rerun
+read from disk.
 
 `--dblp-records N` also streams a generated dblp.xml.gz of N records (one in five a
 main-conference paper of the venue table) in dump mode, to show memory stays flat.
@@ -47,13 +52,29 @@ def _paper(rng: random.Random, num: int, url: str, year: int) -> str:
             f"<doi>10.18653/v1/{url}</doi>{pwc}</paper>\n")
 
 
+OLD_LETTERS = "PWNDCE"  # W collections take two-digit volumes (W02-1001: volume 10, paper 1)
+
+
+def _collection(cid: str, volumes: list[tuple[str, str]], year: int, venue: str, n: int) -> str:
+    body = "".join(
+        f"<volume id=\"{vol}\"><meta><booktitle>Proceedings {n}</booktitle><publisher>ACL</publisher>"
+        f"<address>Somewhere</address><month>July</month><year>{year}</year>{venue}</meta>"
+        f"<frontmatter><url hash=\"11111111\">{cid}-{vol}.0</url></frontmatter>\n{papers}</volume>"
+        for vol, papers in volumes)
+    return f"<?xml version='1.0' encoding='UTF-8'?>\n<collection id=\"{cid}\">{body}</collection>\n"
+
+
 def generate(root: Path, papers: int, per_volume: int = 200, seed: int = 7) -> int:
-    """Write `papers` papers in collections of one volume each; half new-style, half old-style."""
+    """Write `papers` papers in collections of 200: half new-style (one volume), half old-style
+    with real ids (P.. one volume, paper P05-1042; W.. volumes of up to 99 papers numbered
+    1, 10, 11, ..., paper W05-1042)."""
     rng = random.Random(seed)
     xml = root / "data" / "xml"
     xml.mkdir(parents=True)
     (root / "data" / "yaml" / "venues").mkdir(parents=True)
-    (root / "data" / "yaml" / "venues" / "acl.yaml").write_text("acronym: ACL\nname: ACL\noldstyle_letter: P\n")
+    for letter, venue in zip(OLD_LETTERS, ("acl", "ws", "naacl", "emnlp", "coling", "eacl")):
+        (root / "data" / "yaml" / "venues" / f"{venue}.yaml").write_text(
+            f"acronym: {venue.upper()}\nname: {venue}\noldstyle_letter: {letter}\n")
     written, n = 0, 0
     while written < papers:
         count = min(per_volume, papers - written)
@@ -62,18 +83,20 @@ def generate(root: Path, papers: int, per_volume: int = 200, seed: int = 7) -> i
             cid = f"{year}.v{n}"
             vid = f"{cid}-1"
             body = "".join(_paper(rng, i, f"{vid}.{i}", year) for i in range(1, count + 1))
-            venue = f"<venue>v{n % 40}</venue>"
+            text = _collection(cid, [("1", body)], year, f"<venue>v{n % 40}</venue>", n)
         else:
-            cid = f"P{n:05d}"
-            vid = f"{cid}-1"
-            body = "".join(_paper(rng, i, f"{cid}-1{i:03d}", year) for i in range(1, count + 1))
-            venue = ""
-        (xml / f"{cid}.xml").write_text(
-            f"<?xml version='1.0' encoding='UTF-8'?>\n<collection id=\"{cid}\"><volume id=\"1\"><meta>"
-            f"<booktitle>Proceedings {n}</booktitle><publisher>ACL</publisher><address>Somewhere</address>"
-            f"<month>July</month><year>{year}</year><url hash=\"00000000\">{vid}</url>{venue}</meta>"
-            f"<frontmatter><url hash=\"11111111\">{vid}.0</url></frontmatter>\n{body}</volume></collection>\n",
-            encoding="utf-8")
+            k = n // 2
+            letter = OLD_LETTERS[k % len(OLD_LETTERS)]
+            cid = f"{letter}{k // len(OLD_LETTERS):02d}"
+            if letter == "W":
+                nums = [1, *range(10, 99)]
+                chunks = [(nums[v], range(1, min(99, count - v * 99) + 1)) for v in range((count + 98) // 99)]
+                volumes = [(str(vol), "".join(_paper(rng, i, f"{cid}-{vol:02d}{i:02d}", year) for i in numbers))
+                           for vol, numbers in chunks]
+            else:
+                volumes = [("1", "".join(_paper(rng, i, f"{cid}-1{i:03d}", year) for i in range(1, count + 1)))]
+            text = _collection(cid, volumes, year, "", n)
+        (xml / f"{cid}.xml").write_text(text, encoding="utf-8")
         written += count
         n += 1
     return n
@@ -111,11 +134,31 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
+def _rerun_from_git(db: Database, settings: Settings, root: Path, papers: int) -> bool:
+    import datetime
+    import subprocess
+
+    env = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.org", "GIT_COMMITTER_NAME": "b",
+           "GIT_COMMITTER_EMAIL": "b@example.org", "HOME": str(root), "PATH": "/usr/bin:/bin"}
+    t0 = time.perf_counter()
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "generated"]):
+        subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+    print(f"committed the checkout to git in {time.perf_counter() - t0:.1f}s")
+    tomorrow = datetime.date.today() + datetime.timedelta(days=1)
+    t0 = time.perf_counter()
+    result = harvest_acl(db, settings, data_dir=root, cutoff="", as_of=tomorrow)
+    took = time.perf_counter() - t0
+    print(f"acl rerun from git (--as-of {tomorrow}): {result.records} records in {took:.1f}s = "
+          f"{result.records / took:,.0f} records/s [{result.summary()}]; peak RSS {_peak_mb():.0f} MB")
+    return result.unchanged == papers
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--papers", type=int, default=100_000)
     parser.add_argument("--dblp-records", type=int, default=0, help="also stream a generated dump of this many records")
     parser.add_argument("--db", default="", help="database URL (default: a temporary SQLite file)")
+    parser.add_argument("--as-of", action="store_true", help="also rerun from a git commit of the checkout")
     args = parser.parse_args(argv)
     ok = True
     with tempfile.TemporaryDirectory(prefix="bench-harvest-") as tmp:
@@ -136,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"acl {label}: {result.records} records in {took:.1f}s = {result.records / took:,.0f} records/s "
                       f"[{result.summary()}]; peak RSS {_peak_mb():.0f} MB (target: <120 s, <1024 MB) on {db.dialect}")
             ok = result.unchanged == args.papers
+            if args.as_of:
+                ok = _rerun_from_git(db, settings, root, args.papers) and ok
         if args.dblp_records:
             from review.harvest.dblp import harvest_dblp
 

@@ -44,6 +44,8 @@ class HttpSettings(Section):
 class HarvestSettings(Section):
     acl_data_dir: str = Field("", description="local checkout of the ACL Anthology data repository")
     acl_repo_url: str = Field("https://github.com/acl-org/acl-anthology.git", description="what --update clones")
+    acl_as_of: str = Field("", description="harvest the data repository as it was at its last commit before this "
+                                           "date, YYYY-MM-DD ('' = the files on disk); e.g. 2022-12-29 for the paper's corpus")
     from_year: int = Field(2002, description="first publication year kept")
     cutoff: str = Field("2023-01-01", description="records newer than this date are left out")
     venues_include: list[str] = Field(default_factory=list, description="venue ids to keep (empty = all)")

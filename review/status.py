@@ -41,6 +41,8 @@ def build_status(session: Session, *, last_runs: int = 5) -> StatusReport:
     report.records_by_source = dict(
         session.execute(select(SourceRecord.source, func.count()).group_by(SourceRecord.source)).all())
     report.stages.append({"stage": "harvested", "outcome": "ok", "reason": None, "count": report.papers})
+    report.stages.append({"stage": "harvested", "outcome": "no PDF URL", "reason": "why: papers.pdf_unresolved_reason",
+                          "count": session.scalar(select(func.count()).select_from(Paper).where(Paper.pdf_url.is_(None))) or 0})
     report.stages += _outcomes(session, "download", Document)
     report.stages += _outcomes(session, "extract", PaperText)
     labeled = session.scalar(select(func.count(func.distinct(PaperLabel.paper_id)))) or 0

@@ -95,3 +95,39 @@ def paper(db: Any, ident: str) -> Any:
     with db.session() as s:
         return s.scalars(select(Paper).where(Paper.ident == ident)).one()
 
+
+
+def git(cwd: Path, *args: str, when: str | None = None) -> str:
+    """Run git in `cwd` with a fixed identity; `when` (ISO 8601) dates the commit."""
+    import subprocess
+
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.org", "HOME": str(cwd), "PATH": "/usr/bin:/bin"}
+    if when:
+        env.update(GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when)
+    done = subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env)
+    return done.stdout.strip()
+
+
+def previous_release_ident(collection: str, volume: str, number: str) -> str:
+    """The old-style id releases before schema 0008 stored: `{collection}-{volume}{paper:03d}`,
+    wrong for two-digit volumes (W02 volume 1 paper 1 became W02-1001, another paper's id)."""
+    return f"{collection}-{volume}{int(number):03d}"
+
+
+def insert_row(conn: Any, table: str, **values: Any) -> int:
+    """Insert one row into `table` as the schema on disk has it (not today's models), filling
+    required columns the caller does not care about; returns the new id."""
+    from datetime import datetime, timezone
+
+    from sqlalchemy import JSON, Boolean, DateTime, Float, Integer, MetaData, Table, insert
+
+    t = Table(table, MetaData(), autoload_with=conn)
+    for col in t.columns:
+        if col.primary_key or col.nullable or col.name in values or col.server_default is not None:
+            continue
+        kind = type(col.type)
+        values[col.name] = (datetime.now(timezone.utc) if issubclass(kind, DateTime) else
+                            [] if issubclass(kind, JSON) else False if issubclass(kind, Boolean) else
+                            0 if issubclass(kind, (Integer, Float)) else "x")
+    return conn.execute(insert(t).values(**values).returning(t.c.id)).scalar_one()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from review.harvest.pdf_urls import resolve
+from review.harvest.pdf_urls import resolve, resolve_anthology_url
 
 CASES = [
     # NeurIPS: old papers.nips.cc slugs, the 2019-2021 hash pages, the 2022+ paper_files layout
@@ -63,3 +63,33 @@ def test_unresolved_reasons():
     assert resolve(["https://doi.org/10.1145/1015330.1015332"]).reason.startswith("only publisher DOI links")
     res = resolve(["https://dl.acm.org/doi/10.5555/1"])
     assert res.pdf_url is None and "dl.acm.org" in res.reason and res.landing == "https://dl.acm.org/doi/10.5555/1"
+
+
+# -- the ACL Anthology's <url> element ------------------------------------------------------------
+
+ANTHOLOGY_CASES = [
+    ("W02-0101", "https://aclanthology.org/W02-0101.pdf"),  # the usual case: an anthology id
+    ("2021.newsum-1.3", "https://aclanthology.org/2021.newsum-1.3.pdf"),
+    ("https://www.aclweb.org/anthology/P19-1001", "https://aclanthology.org/P19-1001.pdf"),  # old site, landing
+    ("https://aclanthology.org/2020.acl-main.1/", "https://aclanthology.org/2020.acl-main.1.pdf"),
+    ("http://www.mt-archive.info/MTS-2005-Koehn.pdf", "http://www.mt-archive.info/MTS-2005-Koehn.pdf"),
+    ("https://arxiv.org/abs/1909.01234", "https://arxiv.org/pdf/1909.01234"),
+]
+
+
+@pytest.mark.parametrize("url,expected", ANTHOLOGY_CASES)
+def test_anthology_urls_that_resolve_offline(url, expected):
+    res = resolve_anthology_url(url)
+    assert (res.pdf_url, res.reason, res.publisher_url) == (expected, None, None)
+
+
+def test_publisher_landing_pages_keep_the_reason_and_the_doi():
+    ranlp = resolve_anthology_url("https://doi.org/10.26615/978-954-452-049-6_104")  # RANLP 2017
+    assert ranlp.pdf_url is None and ranlp.doi == "10.26615/978-954-452-049-6_104"
+    assert ranlp.reason.startswith("publisher DOI link, not a PDF") and ranlp.reason.endswith("6_104")
+    amta = resolve_anthology_url("https://link.springer.com/chapter/10.1007/978-3-540-30194-3_13")  # AMTA 2004
+    assert amta.pdf_url is None and amta.doi == "10.1007/978-3-540-30194-3_13" and "paywall" in amta.reason
+    other = resolve_anthology_url("http://www.lrec-conf.org/proceedings/lrec2002/sumarios/123.htm")
+    assert other.pdf_url is None and other.reason.startswith("publisher landing page, not a PDF")
+    assert other.publisher_url == "http://www.lrec-conf.org/proceedings/lrec2002/sumarios/123.htm"
+    assert resolve_anthology_url(None).reason == "the anthology XML has no <url> for this paper"

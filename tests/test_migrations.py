@@ -1,9 +1,11 @@
 """Models and migrations agree, and upgrades keep data, on SQLite and PostgreSQL."""
 
+from datetime import datetime, timezone
+
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 import pytest
-from sqlalchemy import inspect, select, text
+from sqlalchemy import MetaData, Table, insert, inspect, select, text
 
 from review.db import migrate
 from review.db.models import Base, Paper, SourceRecord
@@ -30,10 +32,14 @@ def test_upgrade_from_base_keeps_data(db_url):
     """An older database (here: schema at the first revision, with rows) upgrades intact."""
     db = Database(db_url)
     migrate.upgrade(db, "0001")
-    with db.session() as s:
-        p = Paper(ident="P19-1330", source="acl", title="HighRES", authors=["Hardy"], year=2019)
-        p.records.append(SourceRecord(source="acl", source_id="P19-1330", raw={"x": 1}))
-        s.add(p)
+    with db.engine.begin() as conn:  # the tables as that revision made them, not today's models
+        papers, records = (Table(name, MetaData(), autoload_with=conn) for name in ("papers", "source_records"))
+        now = datetime.now(timezone.utc)
+        pid = conn.execute(insert(papers).values(
+            ident="P19-1330", source="acl", title="HighRES", authors=["Hardy"], venues=[], pwc_code=[], year=2019,
+            removed=False, retracted=False, created_at=now, updated_at=now).returning(papers.c.id)).scalar_one()
+        conn.execute(insert(records).values(paper_id=pid, source="acl", source_id="P19-1330", raw={"x": 1},
+                                            harvested_at=now, updated_at=now))
     migrate.upgrade(db)
     with db.session() as s:
         paper = s.scalars(select(Paper)).one()

@@ -43,6 +43,7 @@ def acl(
     ctx: typer.Context,
     data_dir: Annotated[Optional[Path], typer.Option("--data-dir", help="Anthology data checkout (default: harvest.acl_data_dir, else <data_dir>/acl-anthology).")] = None,
     update: Annotated[bool, typer.Option("--update", help="Clone the data repository (harvest.acl_repo_url), or pull it, first.")] = False,
+    as_of: Annotated[Optional[str], typer.Option("--as-of", help="Harvest the data repository as it was at its last commit before this date, YYYY-MM-DD (git history needed; default: harvest.acl_as_of).")] = None,
     from_year: FromYearOpt = None,
     cutoff: CutoffOpt = None,
     venue: Annotated[Optional[list[str]], typer.Option("--venue", help="Keep only records of this venue id (repeatable).")] = None,
@@ -58,13 +59,14 @@ def acl(
     \b
         review harvest acl --update --data-dir db/acl-anthology
         review harvest acl --from-year 2002 --cutoff 2023-01-01 --exclude-venue ws
+        review harvest acl --update --as-of 2022-12-29
     """
     from review.harvest.acl import harvest_acl
 
     app_ctx = context.get(ctx)
     db = app_ctx.database()
     result = harvest_acl(db, app_ctx.settings, data_dir=data_dir, update=update, from_year=from_year, cutoff=cutoff,
-                         venues_include=venue or None, venues_exclude=exclude_venue or None)
+                         venues_include=venue or None, venues_exclude=exclude_venue or None, as_of=as_of)
     _finish(result, json_)
 
 

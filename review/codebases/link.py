@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from review.codebases.catalog import Catalog, load_catalog
@@ -38,6 +38,7 @@ from review.settings import Settings
 log = get_logger("codebases.link")
 
 SOURCES = ("anthology_pwccode", "pwc_dump", "paper_text")
+PWC_ARCHIVE = "https://huggingface.co/datasets/pwc-archive/links-between-paper-and-code"
 # Words near a URL that say the code is the authors' own (then the link counts as official).
 OWN_CODE = re.compile(r"\b(?:our|the)\s+(?:code|implementation|source code|models?|system|toolkit)\b|"
                       r"\bcode\s+(?:is|are|will be)\s+(?:publicly\s+)?(?:available|released)|"
@@ -63,9 +64,12 @@ class LinkResult:
     def summary(self) -> str:
         c = self.counts
         verb = "would link" if self.dry_run else "linked"
-        return (f"{verb} {c['codebases_new']} new codebases ({c['links_new']} new links) for "
+        text = (f"{verb} {c['codebases_new']} new codebases ({c['links_new']} new links) for "
                 f"{c['papers_with_new_code']} papers; pwc dump: {self.pwc_summary()}; text URLs: {c['text_links']} "
                 f"({c['text_links_ignored']} tool repositories ignored)")
+        if c["anthology_source_empty"]:
+            text += "; the anthology source is empty on this checkout (no <pwccode> links)"
+        return text
 
     def pwc_summary(self) -> str:
         """How many dump records matched, by which key, and how many did not."""
@@ -98,6 +102,7 @@ def run_link(db: Database, settings: Settings, *, pwc_path: str | Path | None = 
         candidates: list[Candidate] = []
         if "anthology_pwccode" in sources:
             candidates.extend(_from_anthology(db, result.counts))
+            _warn_if_anthology_source_empty(db, result.counts, dump)
         if "pwc_dump" in sources and dump is not None:
             candidates.extend(_from_dump(db, Path(dump), result, pwc_papers_path))
         if "paper_text" in sources:
@@ -110,6 +115,23 @@ def run_link(db: Database, settings: Settings, *, pwc_path: str | Path | None = 
     return result
 
 
+def _warn_if_anthology_source_empty(db: Database, counts: Counter[str], dump: str | Path | None) -> None:
+    """The Anthology removed every <pwccode> in August 2025: on a current checkout this source
+    finds nothing, which must not pass for "these papers have no code"."""
+    if counts["anthology_links"] or counts["anthology_not_repo"]:
+        return
+    with db.session() as s:
+        acl = s.scalar(select(func.count()).select_from(SourceRecord).where(SourceRecord.source == "acl")) or 0
+    if not acl:
+        return
+    counts["anthology_source_empty"] = 1
+    remedy = ("links come from the Papers With Code dump given and the paper texts only" if dump else
+              f"give the archived Papers With Code links dump ({PWC_ARCHIVE}) with --pwc FILE or code.pwc_links")
+    log.warning("the anthology source is empty on this checkout: none of the %d ACL Anthology records carries a "
+                "<pwccode> link (the Anthology removed them all in August 2025); %s, or harvest the anthology as it "
+                "was before (review harvest acl --as-of 2025-08-01)", acl, remedy)
+
+
 def _from_anthology(db: Database, counts: Counter[str]) -> list[Candidate]:
     out: list[Candidate] = []
     with db.session() as s:
@@ -117,6 +139,9 @@ def _from_anthology(db: Database, counts: Counter[str]) -> list[Candidate]:
         for pid, pwc in rows:
             for entry in pwc or []:
                 url = entry.get("url") if isinstance(entry, dict) else entry if isinstance(entry, str) else None
+                if not (url or "").strip():  # <pwccode url=""> (stored by earlier releases) is no link
+                    counts["anthology_empty_url"] += 1
+                    continue
                 ref = parse_repo_url(url)
                 if ref is None:
                     counts["anthology_not_repo"] += 1

@@ -14,20 +14,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-import yaml
 from lxml import etree
 
 from review.db.session import Database
-from review.errors import InputFileError
-from review.harvest.filters import RecordFilter
+from review.harvest.acl_files import CheckoutFiles, CommitFiles, VenueIndex
+from review.harvest.filters import RecordFilter, parse_date
+from review.harvest.git_update import GitTree, checkout_state, clone_or_pull, commit_before, is_clone
+from review.harvest.pdf_urls import resolve_anthology_url
 from review.harvest.records import HarvestRecord, clean_text
 from review.harvest.result import HarvestResult
-from review.harvest.runner import harvest_run
+from review.harvest.runner import HarvestRun, harvest_run
 from review.harvest.store import RecordStore
 from review.log import get_logger
 from review.progress import progress
@@ -39,61 +39,33 @@ log = get_logger("harvest.acl")
 SOURCE = "acl"
 SITE = "https://aclanthology.org"
 OLD_STYLE = re.compile(r"^[A-Z]\d{2}$")
-
-try:  # the C loader is ten times faster on the big venue files
-    _YamlLoader: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover
-    _YamlLoader = yaml.SafeLoader
+_OLD_STYLE_PAPER = re.compile(r"^[A-Z]\d{2}-\d{4}$")
 
 
-@dataclass
-class VenueIndex:
-    """What `data/yaml` says about venues: old-style letters and explicit volume lists."""
-
-    letters: dict[str, str] = field(default_factory=dict)  # "U" -> "alta"
-    volumes: dict[str, list[str]] = field(default_factory=dict)  # "2021.gem-1" -> ["ws"]
-
-    @classmethod
-    def load(cls, yaml_dir: Path) -> VenueIndex:
-        index = cls()
-        entries: dict[str, Any] = {}
-        single = yaml_dir / "venues.yaml"  # older checkouts: one file for all venues
-        if single.is_file():
-            entries.update(_read_yaml(single) or {})
-        venue_dir = yaml_dir / "venues"
-        if venue_dir.is_dir():
-            for path in sorted(venue_dir.glob("*.yaml")):
-                entries[path.stem] = _read_yaml(path) or {}
-        for venue_id, info in entries.items():
-            if not isinstance(info, dict):
-                continue
-            letter = info.get("oldstyle_letter")
-            if letter:
-                index.letters[str(letter)] = venue_id
-            vols = info.get("volumes") or {}
-            lists = vols.values() if isinstance(vols, dict) else [vols]
-            for items in lists:
-                for vol in items or []:
-                    index.volumes.setdefault(str(vol), []).append(venue_id)
-        return index
+def two_digit_volume(collection_id: str, volume: int) -> bool:
+    """The Anthology's rule: the four digits after the dash of an old-style id are one volume
+    digit and three paper digits (P02-1040), except for W collections, C69 and D19 volumes 5
+    and up, which take two and two (W02-1001 is volume 10, paper 1; D19-5001 volume 50)."""
+    return collection_id.startswith("W") or collection_id == "C69" or (collection_id == "D19" and volume >= 5)
 
 
-def _read_yaml(path: Path) -> Any:
-    try:
-        with path.open("rb") as fh:
-            return yaml.load(fh, Loader=_YamlLoader)
-    except (OSError, yaml.YAMLError) as exc:
-        raise InputFileError(f"unreadable venue file: {exc}", item=str(path)) from None
+def old_style_volume_id(collection_id: str, vol: str) -> str:
+    if not vol.isdigit():
+        return f"{collection_id}-{vol}"
+    width = 2 if two_digit_volume(collection_id, int(vol)) else 1
+    return f"{collection_id}-{int(vol):0{width}d}"
 
 
-def find_xml_dir(data_dir: Path) -> Path:
-    """`data/xml` of an anthology checkout (or the folder itself if it holds the XML)."""
-    for candidate in (data_dir / "data" / "xml", data_dir / "xml", data_dir):
-        if candidate.is_dir() and any(candidate.glob("*.xml")):
-            return candidate
-    raise InputFileError("no anthology XML found (expected data/xml/*.xml)", item=str(data_dir),
-                         hint="point harvest.acl_data_dir at a checkout, or use --update to clone one")
-
+def old_style_paper_id(collection_id: str, vol: str, num: str, url_text: str | None) -> str:
+    """The paper's `<url>` when it is an anthology id of this collection (the Anthology's own
+    record of the id), else the id the Anthology's rule builds."""
+    if url_text and _OLD_STYLE_PAPER.match(url_text) and url_text.startswith(f"{collection_id}-"):
+        return url_text
+    volume_id = old_style_volume_id(collection_id, vol)
+    if not (vol.isdigit() and num.isdigit()):
+        return f"{volume_id}{num}"
+    width = 2 if two_digit_volume(collection_id, int(vol)) else 3
+    return f"{volume_id}{int(num):0{width}d}"
 
 def _text(elem: etree._Element | None) -> str | None:
     if elem is None:
@@ -116,13 +88,16 @@ def _status(elem: etree._Element | None, word: str) -> str | None:
     return f"{word}{' ' + when if when else ''}: {why}".rstrip(": ")
 
 
-def parse_collection(path: Path, venues: VenueIndex) -> Iterator[HarvestRecord | str]:
-    """Yield one record per paper of one collection file; frontmatter yields the string
-    "frontmatter" so callers can count what is not a paper. Raises `etree.XMLSyntaxError`
-    on a broken file (the caller records it and goes on with the next file)."""
-    collection_id = path.stem
+def parse_collection(path: Path | str | IO[bytes], venues: VenueIndex, name: str | None = None
+                     ) -> Iterator[HarvestRecord | str]:
+    """Yield one record per paper of one collection file (a path, or its bytes as a stream
+    with its file `name`); frontmatter yields the string "frontmatter" so callers can count
+    what is not a paper. Raises `etree.XMLSyntaxError` on a broken file (the caller records
+    it and goes on with the next file)."""
+    source = str(path) if isinstance(path, Path) else path
+    collection_id = Path(name or str(path)).stem
     old_style = bool(OLD_STYLE.match(collection_id))
-    context = etree.iterparse(str(path), events=("start", "end"), tag=("collection", "volume"),
+    context = etree.iterparse(source, events=("start", "end"), tag=("collection", "volume"),
                               no_network=True, resolve_entities=False, huge_tree=True)
     for event, elem in context:
         if elem.tag == "collection":
@@ -142,7 +117,7 @@ def parse_collection(path: Path, venues: VenueIndex) -> Iterator[HarvestRecord |
 def _volume_records(vol: etree._Element, collection_id: str, old_style: bool,
                     venues: VenueIndex) -> Iterator[HarvestRecord | str]:
     vol_num = vol.get("id") or ""
-    volume_id = f"{collection_id}-{vol_num}"
+    volume_id = old_style_volume_id(collection_id, vol_num) if old_style else f"{collection_id}-{vol_num}"
     meta = vol.find("meta")
     if meta is None:
         meta = etree.Element("meta")
@@ -165,32 +140,22 @@ def _volume_records(vol: etree._Element, collection_id: str, old_style: bool,
         yield "frontmatter"
     for paper in vol.iterfind("paper"):
         num = paper.get("id") or ""
-        if old_style:
-            paper_id = f"{collection_id}-{vol_num}{int(num):03d}" if num.isdigit() else f"{volume_id}{num}"
-        else:
-            paper_id = f"{volume_id}.{num}"
         url_elem = paper.find("url")
         url_text = _text(url_elem)
-        pdf_url: str | None
-        unresolved = None
-        if url_text and "://" in url_text:
-            pdf_url = url_text
-        elif url_text:
-            pdf_url = f"{SITE}/{url_text}.pdf"
-        else:
-            pdf_url, unresolved = None, "the anthology XML has no <url> for this paper"
+        paper_id = (old_style_paper_id(collection_id, vol_num, num, url_text) if old_style
+                    else f"{volume_id}.{num}")
+        link = resolve_anthology_url(url_text)
         removed, retracted = paper.find("removed"), paper.find("retracted")
         notes = [n for n in (_status(removed, "removed"), _status(retracted, "retracted")) if n]
         rec = HarvestRecord(
             source=SOURCE, source_id=paper_id, ident=paper_id,
             title=_text(paper.find("title")) or "", year=year,
-            url=f"{SITE}/{paper_id}/", pdf_url=pdf_url, pdf_unresolved_reason=unresolved,
-            pdf_crc32=(url_elem.get("hash") if url_elem is not None else None),
+            url=f"{SITE}/{paper_id}/", pdf_url=link.pdf_url, pdf_unresolved_reason=link.reason,
+            pdf_crc32=(url_elem.get("hash") if url_elem is not None and link.pdf_url else None),
             authors=[_person(a) for a in paper.iterfind("author")],
             venue=venue_ids[0] if venue_ids else None, venues=venue_ids,
-            pages=_text(paper.find("pages")), doi=_text(paper.find("doi")), bibkey=_text(paper.find("bibkey")),
-            pwc_code=[{"url": e.get("url"), "name": _text(e), "official": e.get("additional") == "false"}
-                      for e in paper.iterfind("pwccode")],
+            pages=_text(paper.find("pages")), doi=_text(paper.find("doi")) or link.doi,
+            bibkey=_text(paper.find("bibkey")), pwc_code=_code_links(paper),
             removed=removed is not None, retracted=retracted is not None,
             status_note="; ".join(notes) or None,
             **shared,
@@ -198,45 +163,69 @@ def _volume_records(vol: etree._Element, collection_id: str, old_style: bool,
         rec.raw = {**volume_raw, "abstract": _text(paper.find("abstract")),
                    "pwcdataset": [_text(e) for e in paper.iterfind("pwcdataset")],
                    "revisions": [r.get("id") for r in paper.iterfind("revision")]}
+        if link.publisher_url:
+            rec.raw["publisher_url"] = link.publisher_url
         yield rec
+
+
+def _code_links(paper: etree._Element) -> list[dict[str, Any]]:
+    """`<pwccode>` links; `url=""` (Papers With Code knew only unofficial code, or none) is no link."""
+    return [{"url": url, "name": _text(e), "official": e.get("additional") == "false"}
+            for e in paper.iterfind("pwccode") if (url := (e.get("url") or "").strip())]
 
 
 def harvest_acl(db: Database, settings: Settings, *, run: RunRecorder | None = None, data_dir: Path | str | None = None,
                 from_year: int | None = None, cutoff: date | str | None = None,
                 venues_include: list[str] | None = None, venues_exclude: list[str] | None = None,
-                update: bool = False) -> HarvestResult:
+                update: bool = False, as_of: date | str | None = None) -> HarvestResult:
     """Harvest every paper of the anthology checkout at `data_dir` (default: the setting).
 
     Callable without the CLI (e.g. by `review survey`). `run` is an open
     `review.runs.RunRecorder`; without one, a run named "harvest acl" is recorded here.
-    `update=True` clones or pulls the data repository first.
+    `update=True` clones or pulls the data repository first. `as_of` (default: the setting
+    harvest.acl_as_of) harvests the repository as it was at its last commit before that
+    date instead of the files on disk. The commit harvested goes into the run's signature.
     """
     root = Path(data_dir) if data_dir else default_acl_dir(settings)
     record_filter = RecordFilter.from_settings(settings.harvest, from_year=from_year, cutoff=cutoff,
                                                include=venues_include, exclude=venues_exclude)
-    arguments = {"data_dir": str(root), "update": update, **record_filter.describe()}
+    when = parse_date(settings.harvest.acl_as_of if as_of is None else as_of, "harvest.acl_as_of", "as-of")
+    arguments = {"data_dir": str(root), "update": update, "as_of": when.isoformat() if when else None,
+                 **record_filter.describe()}
     with harvest_run(db, "harvest acl", arguments, run, SOURCE) as handle:
-        result = handle.result
         if update:
-            from review.harvest.git_update import clone_or_pull
-
-            commit = clone_or_pull(settings.harvest.acl_repo_url, root)
+            commit = clone_or_pull(settings.harvest.acl_repo_url, root, full_history=when is not None)
             handle.recorder.signature.update({"acl_data_commit": commit})
-        xml_dir = find_xml_dir(root)
-        venues = VenueIndex.load(xml_dir.parent / "yaml")
-        files = sorted(xml_dir.glob("*.xml"))
-        with RecordStore(db, result, run_id=handle.id) as store, progress(len(files), "harvest acl") as bar:
-            for path in files:
-                _harvest_file(path, venues, record_filter, store, result)
-                bar.advance()
-                handle.checkpoint()
-    return result
+        if when is None:
+            if not update and is_clone(root):
+                handle.recorder.signature.update(checkout_state(root))
+            _harvest_files(CheckoutFiles(root), db, handle, record_filter)
+            return handle.result
+        commit = commit_before(root, when)
+        handle.recorder.signature.update({"acl_data_commit": commit, "acl_as_of": when.isoformat()})
+        log.info("harvesting %s as it was before %s: commit %s", root, when.isoformat(), commit[:12])
+        with GitTree(root, commit) as tree:
+            _harvest_files(CommitFiles(tree), db, handle, record_filter)
+    return handle.result
 
 
-def _harvest_file(path: Path, venues: VenueIndex, record_filter: RecordFilter, store: RecordStore,
-                  result: HarvestResult) -> None:
+def _harvest_files(files: CheckoutFiles | CommitFiles, db: Database, handle: HarvestRun,
+                   record_filter: RecordFilter) -> None:
+    venues = files.venues()
+    names = files.xml_names()
+    result = handle.result
+    with RecordStore(db, result, run_id=handle.id, counts=handle.extra) as store, \
+            progress(len(names), "harvest acl") as bar:
+        for name in names:
+            _harvest_file(name, files.open_xml(name), venues, record_filter, store, result)
+            bar.advance()
+            handle.checkpoint()
+
+
+def _harvest_file(name: str, source: str | IO[bytes], venues: VenueIndex, record_filter: RecordFilter,
+                  store: RecordStore, result: HarvestResult) -> None:
     try:
-        for item in parse_collection(path, venues):
+        for item in parse_collection(source, venues, name=name):
             if isinstance(item, str):
                 result.not_papers += 1
                 continue
@@ -250,8 +239,8 @@ def _harvest_file(path: Path, venues: VenueIndex, record_filter: RecordFilter, s
                 continue
             store.add(item)
     except (etree.XMLSyntaxError, ValueError) as exc:
-        result.note_failure(path.name, f"unreadable XML: {exc}")
-        log.error("%s: unreadable XML (%s); the other files go on", path, exc)
+        result.note_failure(name, f"unreadable XML: {exc}")
+        log.error("%s: unreadable XML (%s); the other files go on", name, exc)
 
 
 def default_acl_dir(settings: Settings) -> Path:

@@ -44,14 +44,14 @@ class DuplicateFinder:
         keys = {k for k in (r.title_key for r in records) if k}
         if not dois and not keys:
             return {}
-        cols = (Paper.id, Paper.doi, Paper.title_key, Paper.year)
+        cols = (Paper.id, Paper.doi_key, Paper.title_key, Paper.year)  # DOIs compare in lower case
         found: dict[int, Candidate] = {}
         for chunk in _chunks(sorted(dois), 500):
-            for row in self.session.execute(select(*cols).where(Paper.doi.in_(chunk))):
-                found[row.id] = Candidate(row.id, row.doi, row.title_key, row.year)
+            for row in self.session.execute(select(*cols).where(Paper.doi_key.in_(chunk))):
+                found[row.id] = Candidate(row.id, row.doi_key, row.title_key, row.year)
         for chunk in _chunks(sorted(keys), 500):
             for row in self.session.execute(select(*cols).where(Paper.title_key.in_(chunk))):
-                found[row.id] = Candidate(row.id, row.doi, row.title_key, row.year)
+                found[row.id] = Candidate(row.id, row.doi_key, row.title_key, row.year)
         if not found:
             return {}
         own: set[int] = set()

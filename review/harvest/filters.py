@@ -15,8 +15,8 @@ from review.harvest.records import HarvestRecord, month_number
 from review.settings import HarvestSettings
 
 
-def parse_cutoff(value: date | str | None) -> date | None:
-    """A cut-off date from 'YYYY-MM-DD' (empty = none), naming the bad value otherwise."""
+def parse_date(value: date | str | None, item: str, what: str = "date") -> date | None:
+    """A date from 'YYYY-MM-DD' (empty = none), naming the setting and the bad value otherwise."""
     if value is None or value == "":
         return None
     if isinstance(value, date):
@@ -24,7 +24,12 @@ def parse_cutoff(value: date | str | None) -> date | None:
     try:
         return date.fromisoformat(str(value).strip())
     except ValueError:
-        raise ConfigError(f"cut-off is not a date (YYYY-MM-DD): {value!r}", item="harvest.cutoff") from None
+        raise ConfigError(f"{what} is not a date (YYYY-MM-DD): {value!r}", item=item) from None
+
+
+def parse_cutoff(value: date | str | None) -> date | None:
+    """A cut-off date from 'YYYY-MM-DD' (empty = none), naming the bad value otherwise."""
+    return parse_date(value, "harvest.cutoff", "cut-off")
 
 
 @dataclass

@@ -148,3 +148,46 @@ def resolve(ee_links: Iterable[str]) -> Resolution:
     else:
         reason = f"no known PDF URL pattern for: {', '.join(hosts)}"
     return Resolution(None, links[0], reason, arxiv)
+
+
+# -- ACL Anthology: the paper's <url> element ---------------------------------------------
+#
+# Usually an anthology id (the PDF is <site>/<id>.pdf). A few hundred papers carry a
+# publisher link instead (RANLP: doi.org; AMTA: Springer chapters), which serves an HTML
+# landing page: never a PDF candidate. What can be resolved offline is; the rest keeps the
+# reason, and the DOI a link spells is kept for matching.
+
+ANTHOLOGY_SITE = "https://aclanthology.org"
+_ANTHOLOGY_PAGE = re.compile(r"^https?://(?:www\.)?(?:aclanthology\.org|aclweb\.org/anthology)/"
+                             r"([A-Za-z0-9.]+-[A-Za-z0-9.]+?)(?:\.pdf)?/?$")
+_SPRINGER_CHAPTER = re.compile(r"^https?://link\.springer\.com/chapter/(10\.\d{4,9}/[^?#]+)$", re.I)
+
+
+@dataclass(frozen=True)
+class AnthologyUrl:
+    pdf_url: str | None
+    reason: str | None  # why there is no PDF URL
+    publisher_url: str | None = None  # the publisher link the anthology gives instead of a PDF
+    doi: str | None = None  # the DOI that link spells, if any
+
+
+def resolve_anthology_url(url_text: str | None) -> AnthologyUrl:
+    """The PDF URL of an anthology `<url>` text, or why there is none (without the network)."""
+    if not url_text:
+        return AnthologyUrl(None, "the anthology XML has no <url> for this paper")
+    if "://" not in url_text:
+        return AnthologyUrl(f"{ANTHOLOGY_SITE}/{url_text}.pdf", None)
+    page = _ANTHOLOGY_PAGE.match(url_text)
+    if page:
+        return AnthologyUrl(f"{ANTHOLOGY_SITE}/{page.group(1)}.pdf", None)
+    if _direct_pdf(url_text) or arxiv_id(url_text):
+        return AnthologyUrl(_direct_pdf(url_text) or _arxiv(url_text), None)
+    doi = _DOI.match(url_text)
+    if doi:
+        return AnthologyUrl(None, f"publisher DOI link, not a PDF (the landing page needs the network): {url_text}",
+                            url_text, doi.group(1))
+    chapter = _SPRINGER_CHAPTER.match(url_text)
+    if chapter:
+        return AnthologyUrl(None, f"Springer chapter page, not a PDF (the PDF is behind a paywall): {url_text}",
+                            url_text, chapter.group(1))
+    return AnthologyUrl(None, f"publisher landing page, not a PDF: {url_text}", url_text)

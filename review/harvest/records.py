@@ -19,8 +19,10 @@ from typing import Any
 PAPER_FIELDS = (
     "url", "pdf_url", "pdf_crc32", "pdf_unresolved_reason", "title", "title_key", "authors",
     "venue", "venues", "year", "month", "booktitle", "address", "publisher", "pages", "doi",
-    "bibkey", "arxiv_id", "pwc_code", "removed", "retracted", "status_note",
+    "doi_key", "bibkey", "arxiv_id", "pwc_code", "removed", "retracted", "status_note",
 )
+# Columns computed from another one: set together with their source, never on their own.
+DERIVED_FIELDS = {"title_key": "title", "doi_key": "doi"}
 
 
 @dataclass
@@ -58,10 +60,11 @@ class HarvestRecord:
         return title_key(self.title)
 
     def paper_values(self) -> dict[str, Any]:
-        """The Paper column values this record carries."""
-        values = {name: getattr(self, name) for name in PAPER_FIELDS if name != "title_key"}
+        """The Paper column values this record carries; the DOI as the source wrote it."""
+        values = {name: getattr(self, name) for name in PAPER_FIELDS if name not in DERIVED_FIELDS}
         values["title_key"] = self.title_key
-        values["doi"] = normalize_doi(self.doi)
+        values["doi"] = clean_doi(self.doi)
+        values["doi_key"] = normalize_doi(self.doi)
         return values
 
     def content_hash(self) -> str:
@@ -102,14 +105,78 @@ def title_key(title: str | None) -> str | None:
     return key[:255] or None
 
 
-def normalize_doi(doi: str | None) -> str | None:
-    """`10.xxxx/...` in lower case, from a bare DOI or any doi.org URL."""
+def clean_doi(doi: str | None) -> str | None:
+    """`10.xxxx/...` as the source wrote it, from a bare DOI or any doi.org URL.
+
+    DOIs are case-insensitive but publishers print them in mixed case; we keep what the
+    source gave (it is what a reader searches for) and compare with `normalize_doi`.
+    """
     if not doi:
         return None
     match = _DOI.search(doi.strip())
     if not match:
         return None
-    return match.group(1).rstrip(".").lower()[:255]
+    return match.group(1).rstrip(".")[:255]
+
+
+def normalize_doi(doi: str | None) -> str | None:
+    """The comparison key of a DOI: `clean_doi` in lower case (`papers.doi_key`)."""
+    cleaned = clean_doi(doi)
+    return cleaned.lower() if cleaned else None
+
+
+# Longest value stored per field, so one hostile or broken input file cannot fill the database
+# (a 5-million-character title was stored as is) and no value overflows a sized column
+# (PostgreSQL would refuse the whole batch). Far above anything real: the longest anthology
+# title is ~400 characters, the most authors on one paper ~450.
+TEXT_LIMITS = {
+    "title": 2000, "booktitle": 1000, "address": 500, "publisher": 500, "month": 32, "pages": 64,
+    "doi": 255, "bibkey": 255, "venue": 255, "arxiv_id": 64, "url": 2048, "pdf_url": 2048,
+    "pdf_unresolved_reason": 1000, "status_note": 2000,
+}
+LIST_LIMITS = {"authors": (2000, 300), "venues": (20, 255)}  # (items, characters per item)
+PWC_LIMITS = (20, 2048)  # code links per paper, characters of each url/name
+RAW_LIMITS = (20_000, 1000, 2000)  # characters of a raw text (abstract), list items, characters per item
+MAX_ID = 250  # source ids and idents longer than this are refused, never cut (two would become one)
+
+
+def cap_fields(record: HarvestRecord) -> dict[str, int]:
+    """Cut over-long values of `record` in place; return {field: original length} of what was cut
+    (characters; for a list its number of items, or its longest item when that was cut).
+    A CRC32 longer than 8 characters is dropped, not cut (a cut checksum would fail every PDF)."""
+    cut: dict[str, int] = {}
+    for name, limit in TEXT_LIMITS.items():
+        value = getattr(record, name)
+        if value is not None and len(value) > limit:
+            cut[name] = len(value)
+            setattr(record, name, value[:limit])
+    if record.pdf_crc32 is not None and len(record.pdf_crc32) > 8:
+        cut["pdf_crc32"] = len(record.pdf_crc32)
+        record.pdf_crc32 = None
+    for name, (items, chars) in LIST_LIMITS.items():
+        values = getattr(record, name)
+        if len(values) > items or any(len(v) > chars for v in values):
+            cut[name] = len(values) if len(values) > items else max(len(v) for v in values)
+            setattr(record, name, [v[:chars] for v in values[:items]])
+    if record.pwc_code and (len(record.pwc_code) > PWC_LIMITS[0] or any(
+            len(str(e.get(k) or "")) > PWC_LIMITS[1] for e in record.pwc_code for k in ("url", "name"))):
+        cut["pwc_code"] = len(record.pwc_code)
+        record.pwc_code = [{k: (v[:PWC_LIMITS[1]] if isinstance(v, str) else v) for k, v in e.items()}
+                           for e in record.pwc_code[:PWC_LIMITS[0]]]
+    _cap_raw(record.raw, cut)
+    return cut
+
+
+def _cap_raw(raw: dict[str, Any], cut: dict[str, int]) -> None:
+    text_max, items_max, item_chars = RAW_LIMITS
+    for key, value in raw.items():
+        if isinstance(value, str) and len(value) > text_max:
+            cut[f"raw.{key}"] = len(value)
+            raw[key] = value[:text_max]
+        elif isinstance(value, list) and (len(value) > items_max or any(
+                isinstance(v, str) and len(v) > item_chars for v in value)):
+            cut[f"raw.{key}"] = len(value)
+            raw[key] = [v[:item_chars] if isinstance(v, str) else v for v in value[:items_max]]
 
 
 MONTHS = {name: i for i, name in enumerate(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,11 +18,13 @@ CHECKPOINT_SECONDS = 10.0
 
 @dataclass
 class HarvestRun:
-    """The recorder plus the result; `checkpoint()` saves the counts so far now and then."""
+    """The recorder plus the result; `checkpoint()` saves the counts so far now and then.
+    `extra` holds counts the write path keeps besides the result's (e.g. `truncated_title`)."""
 
     recorder: RunRecorder
     result: HarvestResult
     prefix: str = ""
+    extra: Counter[str] = field(default_factory=Counter)
     _last: float = field(default_factory=time.monotonic)
 
     @property
@@ -29,7 +32,7 @@ class HarvestRun:
         return self.recorder.id
 
     def publish(self) -> None:
-        counts = {f"{self.prefix}{k}": v for k, v in self.result.counts().items()}
+        counts = {f"{self.prefix}{k}": v for k, v in {**self.result.counts(), **self.extra}.items()}
         if not self.prefix:
             self.recorder.counts.clear()
         for key, value in counts.items():

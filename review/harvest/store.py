@@ -4,10 +4,15 @@ Why batches: a full anthology is ~100k records; one transaction per 1,000 record
 crash from losing more than one batch, and bulk INSERT ... RETURNING keeps it fast on
 both SQLite and PostgreSQL. A rerun finds each record by (source, source_id): an equal
 `content_hash` is `unchanged`, a different one `updated`; never a second row.
+
+Every harvester writes through here, so this is where over-long values are cut to their
+stored limit (`records.cap_fields`): the cut is logged, counted (`truncated_<field>`) and
+kept in the record's `raw["truncated"]` as {field: original length}.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from sqlalchemy import insert, select
@@ -16,7 +21,7 @@ from review.db.base import utcnow
 from review.db.models import Paper, SourceRecord
 from review.db.session import Database
 from review.harvest.dedup import DuplicateFinder
-from review.harvest.records import PAPER_FIELDS, HarvestRecord
+from review.harvest.records import DERIVED_FIELDS, MAX_ID, PAPER_FIELDS, HarvestRecord, cap_fields
 from review.harvest.result import HarvestResult
 from review.log import get_logger
 
@@ -32,11 +37,12 @@ class RecordStore:
     """
 
     def __init__(self, db: Database, result: HarvestResult, run_id: int | None = None,
-                 batch_size: int = BATCH_SIZE):
+                 batch_size: int = BATCH_SIZE, counts: Counter[str] | None = None):
         self.db = db
         self.result = result
         self.run_id = run_id
         self.batch_size = batch_size
+        self.counts = counts if counts is not None else Counter()  # truncated_<field>, for the run
         self._buffer: dict[str, HarvestRecord] = {}
         self._seen: set[str] = set()
 
@@ -48,10 +54,21 @@ class RecordStore:
             self.flush()
 
     def add(self, record: HarvestRecord) -> None:
+        if len(record.source_id) > MAX_ID or len(record.ident) > MAX_ID:
+            self.result.note_failure(f"{record.source_id[:60]}...", f"identifier longer than {MAX_ID} characters")
+            log.error("%s record %s...: identifier longer than %d characters; record left out",
+                      record.source, record.source_id[:60], MAX_ID)
+            return
         if record.source_id in self._seen:
             self.result.repeated += 1
             return
         self._seen.add(record.source_id)
+        cut = cap_fields(record)
+        if cut:
+            record.raw["truncated"] = cut
+            self.counts.update(f"truncated_{name}" for name in cut)
+            log.warning("%s record %s: %s cut to the stored limit (original length kept in raw.truncated)",
+                        record.source, record.source_id, ", ".join(f"{k} of {v:,}" for k, v in cut.items()))
         if record.pdf_url is None:
             self.result.pdf_unresolved += 1
         self._buffer[record.source_id] = record
@@ -146,9 +163,12 @@ def _fill_missing(paper: Paper, rec: HarvestRecord) -> None:
     """A second source may add what the first lacked (a PDF URL, a DOI, code links), never replace."""
     values = rec.paper_values()
     for name in PAPER_FIELDS:
-        if name in ("pdf_unresolved_reason", "title_key", "title"):
+        if name in ("pdf_unresolved_reason", "title") or name in DERIVED_FIELDS:
             continue
         if _empty(getattr(paper, name)) and not _empty(values[name]):
             setattr(paper, name, values[name])
+            for derived, base in DERIVED_FIELDS.items():
+                if base == name:
+                    setattr(paper, derived, values[derived])
     if paper.pdf_url:
         paper.pdf_unresolved_reason = None

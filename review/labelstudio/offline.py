@@ -70,7 +70,8 @@ def import_annotations(db: Database, settings: Settings, path: Path, *, origin: 
                     continue
                 kind, item_id = parsed
                 row = s.get(Paper if kind == "papers" else Codebase, item_id)
-                if row is None or (kind == "papers" and data.get("ident") and data["ident"] != row.ident):
+                if row is None or (kind == "papers" and data.get("ident")  # idents before a re-key still name it
+                                   and data["ident"] not in (row.ident, *(row.former_idents or []))):
                     log.error("%s: task %s names %s (%s), which this database does not hold; skipped",
                               path, t.get("id"), data.get("ref"), data.get("ident"))
                     counts["skipped"] += 1

@@ -23,6 +23,7 @@ class Paper(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     ident: Mapped[str] = mapped_column(String(255), unique=True)  # paper_ident, e.g. 2021.newsum-1.3
+    former_idents: Mapped[list[str]] = mapped_column(default=list)  # idents this paper had before a re-key
     source: Mapped[str] = mapped_column(String(32))  # acl | dblp | local (first source seen)
     url: Mapped[str | None] = mapped_column(Text)  # landing page
     pdf_url: Mapped[str | None] = mapped_column(Text)
@@ -40,7 +41,8 @@ class Paper(Base):
     address: Mapped[str | None] = mapped_column(Text)
     publisher: Mapped[str | None] = mapped_column(Text)
     pages: Mapped[str | None] = mapped_column(String(64))
-    doi: Mapped[str | None] = mapped_column(String(255))
+    doi: Mapped[str | None] = mapped_column(String(255))  # as the source wrote it
+    doi_key: Mapped[str | None] = mapped_column(String(255))  # lower case, for matching (DOIs ignore case)
     bibkey: Mapped[str | None] = mapped_column(String(255))
     arxiv_id: Mapped[str | None] = mapped_column(String(64))
     pwc_code: Mapped[list[Any]] = mapped_column(default=list)  # [{url, official}] from the anthology
@@ -53,7 +55,7 @@ class Paper(Base):
     records: Mapped[list[SourceRecord]] = relationship(back_populates="paper", cascade="all, delete-orphan")
 
     __table_args__ = (
-        Index(None, "doi"),
+        Index(None, "doi_key"),
         Index(None, "title_key", "year"),
         Index(None, "venue", "year"),
     )
