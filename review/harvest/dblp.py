@@ -84,7 +84,7 @@ def harvest_dblp(db: Database, settings: Settings, *, run: RunRecorder | None = 
             for year in years:
                 handle.result.found[(venue_id, year)] += 0
                 handle.result.kept[(venue_id, year)] += 0
-        with RecordStore(db, handle.result, run_id=handle.id) as store:
+        with RecordStore(db, handle.result, run_id=handle.id, counts=handle.extra) as store:
             if mode == "dump":
                 _from_dump(handle, store, table, record_filter, dump_path, dtd_path)  # type: ignore[arg-type]
             else:

@@ -12,7 +12,7 @@ from typing import Any
 
 from review.harvest.dblp_venues import Venue
 from review.harvest.pdf_urls import resolve
-from review.harvest.records import HarvestRecord, clean_text, clean_title, normalize_doi
+from review.harvest.records import HarvestRecord, clean_doi, clean_text, clean_title
 
 SOURCE = "dblp"
 REC_URL = "https://dblp.org/rec/"
@@ -74,7 +74,7 @@ def text(value: Any, joiner: str | None = None) -> str | None:
 
 def to_record(pub: DblpPublication, venue: Venue) -> HarvestRecord:
     res = resolve(pub.ee)
-    doi = normalize_doi(pub.doi) or next((d for d in (normalize_doi(e) for e in pub.ee if "doi.org/" in e) if d), None)
+    doi = clean_doi(pub.doi) or next((d for d in (clean_doi(e) for e in pub.ee if "doi.org/" in e) if d), None)
     return HarvestRecord(
         source=SOURCE, source_id=pub.key, ident=pub.key, title=clean_title(pub.title), year=pub.year,
         url=res.landing or f"{REC_URL}{pub.key}", pdf_url=res.pdf_url, pdf_unresolved_reason=res.reason,
