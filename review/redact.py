@@ -49,7 +49,7 @@ _GITHUB_TOKENS = (re.compile(r"gh[pousr]_[A-Za-z0-9]{16,}"), re.compile(r"github
 _JWT = re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
 _HEADER = re.compile(r"(?P<name>\b(?:proxy-)?authorization|\bx-api-key)(?P<sep>[\"']?\s*[:=]\s*\[?[\"']?)"
                      r"(?P<scheme>(?:bearer|token|basic)\s+)?[^\s\"',;}\]]+", re.IGNORECASE)
-_CREDENTIAL = r"\s+(?=[A-Za-z0-9._~+/-]*\d)[A-Za-z0-9._~+/-]{12,}=*"  # long, with a digit: not a word
+_CREDENTIAL = r"\s+(?=[A-Za-z0-9._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*"  # long, with a digit: not a word
 _SCHEME_VALUES = tuple((literal, re.compile(literal + _CREDENTIAL), initials)
                        for literal, initials in (("oken", "Tt"), ("earer", "Bb"), ("asic", "B")))
 

@@ -54,7 +54,7 @@ def test_secret_shapes_are_masked(raw: str, kept: str) -> None:
     "ssh://git@github.com/abisee/pointer-generator and mail authors@example.org",
     "ROUGE-1.5.5 -c 95 -r 1000 -n 2 -m with stemming; see https://github.com/x/y?tab=readme",
     "commit 0f3e9a1c2b4d5e6f708192a3b4c5d6e7f8091a2b, sha256 " + "ab" * 32,
-    "Basic settings: the broken tokenizer spoken aloud",
+    "Basic settings: the broken tokenizer spoken aloud, token t5-small-v1.1 and Token IDs 50256",
 ])
 def test_ordinary_text_is_left_alone(prose: str) -> None:
     assert Redactor([GH_TOKEN]).text(prose) == prose
