@@ -11,14 +11,14 @@ What counts as a secret:
 
 - the values of the environment variables that hold secrets: the ones the settings name
   (every `*_env` key, e.g. `code.github_token_env`, `label_studio.api_key_env`, registered
-  by `load_settings`) plus `GITHUB_TOKEN`, `GH_TOKEN` and `LABEL_STUDIO_API_KEY`, read at
+  whenever a `Settings` object is made) plus `GITHUB_TOKEN`, `GH_TOKEN` and `LABEL_STUDIO_API_KEY`, read at
   redaction time so a variable set later is still covered; a value cut short at the end
   of a text (a detail truncated to its column) is masked too;
 - credentials in URLs (`scheme://user:password@host`), token-like query parameters
   (`?token=`, `access_token=`, `api_key=`, ...);
 - GitHub token formats (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`), JSON web
   tokens (Label Studio's personal access tokens), and the value after `Authorization:`,
-  `Bearer` or `Token` when it looks like a credential (long, with a digit).
+  `Bearer` or `Token` when it looks like a credential (16 characters or more, with a digit).
 
 Each check runs only when a cheap substring test says it could match, so a value without
 any secret costs a few `in` scans (what keeps `review label` and `review extract` fast).
@@ -135,7 +135,6 @@ def _mask_known(s: str, secret: str) -> str:
 # ------------------------------------------------------------------ the process-wide redactor
 
 _env_names: list[str] = list(DEFAULT_SECRET_ENVS)
-_extra: set[str] = set()
 _lock = threading.Lock()
 _cache: tuple[tuple[str, ...], Redactor] | None = None
 
@@ -148,17 +147,10 @@ def watch_env(*names: str) -> None:
                 _env_names.append(name)
 
 
-def add_secret(value: str | None) -> None:
-    """Treat this value as a secret from now on (for secrets that do not come from the environment)."""
-    if value and len(value) >= MIN_SECRET:
-        with _lock:
-            _extra.add(value)
-
-
 def current() -> Redactor:
     """The redactor for the secrets known now; cheap when nothing changed since the last call."""
     global _cache
-    values = tuple(v for v in (os.environ.get(n) for n in _env_names) if v) + tuple(_extra)
+    values = tuple(v for v in (os.environ.get(n) for n in _env_names) if v)
     cached = _cache
     if cached is not None and cached[0] == values:
         return cached[1]
