@@ -106,6 +106,24 @@ def test_check_names_the_rule_that_timed_out(cli, tmp_path: Path, monkeypatch) -
     assert RUNAWAY in squeezed(err) and "ranpastlabel.regex_timeout" in squeezed(err)
 
 
+def test_a_runaway_prelim_or_anchor_is_named_too(tmp_path: Path) -> None:
+    from review.rules import Engine
+
+    path = tmp_path / "prelim.toml"
+    path.write_text(f"""schema = 1
+name = "rouge-prelim"
+extends = {json.dumps(str(PATTERNS / "rouge.toml"))}
+anchors = {{ rouge = {{ pattern = '(?:r+)+ouge$' }} }}
+""")
+    ruleset = load_ruleset(path)
+    scan = Engine(ruleset, timeout=0.2).scan("ROUGE-1 with pyrouge and Porter stemming. " + "r" * 3000 + "!")
+    assert scan.timed_out == ["[anchors.rouge]"] and scan.prelim, "the anchor ran away, the prelim did not"
+    assert not any(h.kind.value == "protocol" for h in scan.hits), "near-anchor rules found no anchor"
+    path.write_text(path.read_text().replace("anchors = ", "prelim = { pattern = '(?:r+)+ouge$' }\nanchors = "))
+    scan = Engine(load_ruleset(path), timeout=0.2).scan("r" * 3000 + "!")
+    assert scan.timed_out == ["[prelim]"] and scan.gated
+
+
 # ------------------------------------------------------------------ PDFs cut short
 
 class CloseEarly:

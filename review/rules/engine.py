@@ -97,8 +97,7 @@ class Engine:
         rs = self.ruleset
         timed_out: list[str] = []
         try:
-            prelim = next(iter(self._finder(rs.prelim, self._budget(rs.prelim))(text)), None) is not None \
-                if rs.prelim.source in self._timed else rs.prelim.compiled.search(text) is not None
+            prelim = self._search(rs.prelim, text) is not None
         except TimeoutError:
             prelim = False
             timed_out.append("[prelim]")
@@ -117,7 +116,7 @@ class Engine:
                 regions[name] = None
                 timed_out.append(f"[regions.{name}]")
         for rule in self._anywhere:
-            budget = Budget(self.timeout) if rule.id in self._timed_rules else None  # type: ignore[arg-type]
+            budget = self._rule_budget(rule)
             found: list[Hit] = []
             try:
                 for i, pat in enumerate(rule.patterns):
@@ -147,7 +146,7 @@ class Engine:
                 continue
             ends = [e for _, e in spans]
             anchor_windows: list[tuple[int, int]] | None = None
-            budget = Budget(self.timeout) if rule.id in self._timed_rules else None  # type: ignore[arg-type]
+            budget = self._rule_budget(rule)
             found = []
             try:
                 for i, pat in enumerate(rule.patterns):
@@ -170,8 +169,18 @@ class Engine:
         hits.sort(key=lambda h: (h.start, h.end, h.rule_id))
         return Scan(prelim=prelim, hits=hits, timed_out=timed_out)
 
+    def _search(self, pattern: Pattern, text: str) -> Any:
+        if pattern.source in self._timed:
+            return pattern.compiled.search(text, timeout=self.timeout)
+        return pattern.compiled.search(text)
+
     def _budget(self, pattern: Pattern) -> Budget | None:
+        """A budget of its own for a prelim, anchor or region pattern that needs the timer."""
         return Budget(self.timeout) if pattern.source in self._timed else None  # type: ignore[arg-type]
+
+    def _rule_budget(self, rule: Rule) -> Budget | None:
+        """One budget shared by all of a rule's patterns on this text."""
+        return Budget(self.timeout) if rule.id in self._timed_rules else None  # type: ignore[arg-type]
 
     def _finder(self, pattern: Pattern, budget: Budget | None) -> Callable[..., Any]:
         """`finditer(text, lo, hi)` of a pattern, under the budget when the pattern needs the timer."""
