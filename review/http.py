@@ -220,7 +220,7 @@ class HttpClient:
             return
         if address_kind(source_host, self._resolve) == "internal":
             return  # an internal service (a local mirror) redirecting within the inside
-        log.warning("%s: redirect from %s into the internal address %s refused", redact_url(url),
+        log.debug("%s: redirect from %s into the internal address %s refused", redact_url(url),
                     host_key(source), host_key(target))
         raise FetchError(f"redirect from a public address into the internal address {host_key(target)} refused",
                          item=redact_url(url), reason="internal_redirect",
