@@ -6,6 +6,8 @@ extraction stage (`review.extract.extract_file`), imported only when a PDF is ch
 The result says which labels the rule file gives, with evidence snippets, what is
 missing (package, parameters, measures, protocol, code link) and whether R1/R2 would
 hold; it is "irreproducible" when the paper computes the metric and neither holds.
+A rule that ran past `label.regex_timeout` on the text is named in `timed_out` (and left
+out of the labels), so a stalled pattern shows instead of hanging the check.
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from review.errors import InputFileError
-from review.rules.engine import Engine
+from review.log import get_logger
+from review.rules.engine import DEFAULT_TIMEOUT, Engine
 from review.rules.labels import label_scan, reproducibility
 from review.rules.model import RuleSet
 
 TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".text"}
+
+log = get_logger("check")
 
 
 @dataclass
@@ -58,6 +63,7 @@ class CheckResult:
     rules_sha256: str = ""
     source: str | None = None
     chars: int = 0
+    timed_out: list[str] = field(default_factory=list)  # rules cut off by label.regex_timeout
 
     @property
     def irreproducible(self) -> bool:
@@ -71,13 +77,20 @@ class CheckResult:
             "packages": self.packages, "params": self.params, "protocol": self.protocol, "variants": self.variants,
             "code_urls": self.code_urls, "r1": self.r1, "r2": self.r2, "irreproducible": self.irreproducible,
             "missing": self.missing, "evidence": [e.as_dict() for e in self.evidence],
+            "timed_out": self.timed_out,
         }
 
 
-def check_text(text: str, ruleset: RuleSet, *, max_per_rule: int = 5, engine: Engine | None = None) -> CheckResult:
+def check_text(text: str, ruleset: RuleSet, *, max_per_rule: int = 5, engine: Engine | None = None,
+               regex_timeout: float = DEFAULT_TIMEOUT) -> CheckResult:
     """Run the rules over one text and say what is there and what is missing."""
-    engine = engine or Engine(ruleset)
-    labeled = label_scan(engine.scan(text), ruleset)
+    engine = engine or Engine(ruleset, timeout=regex_timeout)
+    scan = engine.scan(text)
+    if scan.timed_out:
+        log.warning("%s ran past label.regex_timeout (%g s of CPU) and %s left out of the check",
+                    ", ".join(f"'{r}'" for r in scan.timed_out), engine.timeout or 0,
+                    "was" if len(scan.timed_out) == 1 else "were")
+    labeled = label_scan(scan, ruleset)
     lb = labeled.labels
     r1, r2 = reproducibility(lb, ruleset)
     missing = []
@@ -102,7 +115,8 @@ def check_text(text: str, ruleset: RuleSet, *, max_per_rule: int = 5, engine: En
     return CheckResult(metric=ruleset.metric, rouge_prelim=lb.prelim, computes_rouge=lb.computes,
                        packages=list(lb.packages), params=list(lb.params), protocol=list(lb.protocol),
                        variants=list(lb.variants), code_urls=list(lb.code_urls), r1=r1, r2=r2, missing=missing,
-                       evidence=evidence, rules=ruleset.name, rules_sha256=ruleset.sha256, chars=len(text))
+                       evidence=evidence, rules=ruleset.name, rules_sha256=ruleset.sha256, chars=len(text),
+                       timed_out=list(scan.timed_out))
 
 
 def read_paper_text(path: str | Path, *, backend: str | None = None, **extract_options: Any) -> str:
@@ -165,8 +179,10 @@ def _pdf_text(path: Path, backend: str | None, options: dict[str, Any]) -> str:
     return extraction.text or ""
 
 
-def check_file(path: str | Path, ruleset: RuleSet, *, backend: str | None = None, **extract_options: Any) -> CheckResult:
+def check_file(path: str | Path, ruleset: RuleSet, *, backend: str | None = None,
+               regex_timeout: float = DEFAULT_TIMEOUT, **extract_options: Any) -> CheckResult:
     """Check a PDF, .txt or .md file; `extract_options` (timeout, memory_mb) go to the extractor."""
-    result = check_text(read_paper_text(path, backend=backend, **extract_options), ruleset)
+    result = check_text(read_paper_text(path, backend=backend, **extract_options), ruleset,
+                        regex_timeout=regex_timeout)
     result.source = str(path)
     return result

@@ -11,11 +11,21 @@ never follow a redirect to another host. Hosts are identified by `host:port`.
 Responses that retrying cannot fix (404, 403, 410, ...) are returned to the caller, who
 records them. When retries run out, `FetchError` is raised with a short `reason`.
 URLs in messages are stripped of credentials and token-like query parameters.
+
+A redirect from a public address into a loopback, private or link-local one is refused
+before it is requested (`FetchError`, reason `internal_redirect`): a publisher's URL must
+not make the tool read an internal service and keep its answer. A URL the user configured
+may point at loopback directly (local mirrors, the sample survey, the tests), and so may
+a redirect that starts from an internal address; `http.allow_internal_redirects` lifts
+the guard for a mirror that redirects inwards. A host name is judged by the addresses it
+resolves to; one that does not resolve here (reached through a proxy) counts as public.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import random
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -30,6 +40,7 @@ from requests.adapters import HTTPAdapter
 from review import __version__
 from review.errors import FetchError
 from review.log import get_logger
+from review.redact import SECRET_PARAMS as _SECRET_PARAMS
 from review.settings import HttpSettings
 
 log = get_logger("http")
@@ -38,8 +49,9 @@ RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504, 507, 509, 520, 52
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 MAX_REDIRECTS = 10
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key"})
-SECRET_PARAMS = frozenset({"token", "access_token", "api_key", "apikey", "key", "secret",
-                           "client_secret", "password", "sig", "signature"})
+SECRET_PARAMS = frozenset(_SECRET_PARAMS)
+_NEVER_RESOLVE = (".invalid", ".test", ".example")  # RFC 2606/6761 names: no DNS query needed
+_SHARED_SPACE = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT: internal, yet not "private"
 
 
 def user_agent(contact: str = "") -> str:
@@ -72,6 +84,40 @@ def redact_url(url: str) -> str:
         if any(k.lower() in SECRET_PARAMS for k, _ in pairs):
             query = urlencode([(k, "***" if k.lower() in SECRET_PARAMS else v) for k, v in pairs])
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def is_internal_ip(value: str) -> bool:
+    """Loopback, private, link-local, unspecified, reserved, multicast or CGNAT: not a public address."""
+    try:
+        ip = ipaddress.ip_address(value.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return (ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_unspecified or ip.is_reserved
+            or ip.is_multicast or (isinstance(ip, ipaddress.IPv4Address) and ip in _SHARED_SPACE))
+
+
+def resolve_host(host: str) -> list[str]:
+    """The addresses a host name resolves to here (empty when it does not resolve)."""
+    if host.endswith(_NEVER_RESOLVE) or host in ("invalid", "test", "example"):
+        return []
+    try:
+        return sorted({info[4][0] for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)})
+    except (OSError, UnicodeError):
+        return []
+
+
+def address_kind(host: str, resolve=resolve_host) -> str:  # type: ignore[no-untyped-def]
+    """'internal' when the host is or resolves to any internal address, else 'public'."""
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return "internal"
+    try:
+        ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return "internal" if any(is_internal_ip(a) for a in resolve(host)) else "public"
+    return "internal" if is_internal_ip(host) else "public"
 
 
 def safe_headers(headers: dict[str, str] | None) -> dict[str, str]:
@@ -117,8 +163,9 @@ class HttpClient:
     closed, so use it as `with client.get(url, stream=True) as resp: ...`.
     """
 
-    def __init__(self, settings: HttpSettings) -> None:
+    def __init__(self, settings: HttpSettings, *, resolve=resolve_host) -> None:  # type: ignore[no-untyped-def]
         self.settings = settings
+        self._resolve = resolve  # host name -> addresses; tests give names fixed addresses
         self.user_agent = user_agent(settings.user_agent)
         self._hosts: dict[str, _Host] = {}
         self._hosts_lock = threading.Lock()
@@ -138,7 +185,7 @@ class HttpClient:
         """GET `url` politely; returns the final response (after redirects) unless it gives up.
 
         Raises `FetchError` (reason: timeout, connection_error, gave_up_after_retries,
-        too_many_redirects, bad_url) when no usable response could be had.
+        too_many_redirects, bad_url, internal_redirect) when no usable response could be had.
         """
         history: list[requests.Response] = []
         current = url
@@ -150,6 +197,7 @@ class HttpClient:
                 return resp
             target = urljoin(resp.url or current, resp.headers["location"])
             resp.close()
+            self._check_redirect(url, current, target)
             history.append(resp)
             if host_key(target) != host_key(current):
                 # Credentials are for the host they were given to, never the next one.
@@ -157,6 +205,26 @@ class HttpClient:
                 log.debug("redirect to another host: %s -> %s", redact_url(current), redact_url(target))
             current = target
         raise FetchError(f"more than {MAX_REDIRECTS} redirects", item=redact_url(url), reason="too_many_redirects")
+
+    def _check_redirect(self, url: str, source: str, target: str) -> None:
+        """Refuse a hop from a public address into an internal one (see the module docstring)."""
+        if self.settings.allow_internal_redirects:
+            return
+        try:
+            target_host, source_host = urlsplit(target).hostname, urlsplit(source).hostname
+        except ValueError:
+            return  # a malformed target fails as bad_url on the next hop
+        if not target_host or not source_host:
+            return
+        if address_kind(target_host, self._resolve) != "internal":
+            return
+        if address_kind(source_host, self._resolve) == "internal":
+            return  # an internal service (a local mirror) redirecting within the inside
+        log.debug("%s: redirect from %s into the internal address %s refused", redact_url(url),
+                    host_key(source), host_key(target))
+        raise FetchError(f"redirect from a public address into the internal address {host_key(target)} refused",
+                         item=redact_url(url), reason="internal_redirect",
+                         hint="set http.allow_internal_redirects = true for a mirror that redirects inwards")
 
     def backoff_delay(self, attempt: int) -> float:
         """Exponential backoff with jitter for retry number `attempt` (0-based), capped."""

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from review.errors import ConfigError
+from review.redact import watch_env
 
 CONFIG_ENV = "REVIEW_CONFIG"
 DEFAULT_CONFIG_NAME = "review.toml"
@@ -39,6 +40,7 @@ class HttpSettings(Section):
     per_host_concurrency: int = Field(2, description="requests in flight per host")
     per_host_rate: float = Field(1.0, description="requests per second per host (0 = no limit)")
     user_agent: str = Field("", description="extra contact text appended to the User-Agent")
+    allow_internal_redirects: bool = Field(False, description="follow a redirect from a public address to a loopback, private or link-local one (for a local mirror)")
 
 
 class HarvestSettings(Section):
@@ -77,6 +79,7 @@ class LabelSettings(Section):
     options: list[str] = Field(default_factory=list, description="named options of the rule file to switch on")
     batch: int = Field(200, ge=1, description="texts labeled per database transaction")
     max_findings_per_rule: int = Field(20, ge=1, description="findings stored per rule and paper (labels use all matches)")
+    regex_timeout: float = Field(1.0, gt=0, description="CPU seconds one rule's patterns may take on one paper; past it the rule is recorded as timed out for that paper")
 
 
 class CodeSettings(Section):
@@ -143,6 +146,18 @@ class Settings(BaseSettings):
     export: ExportSettings = Field(default_factory=ExportSettings)
 
     config_path: Path | None = Field(None, exclude=True, description="the config file read, if any")
+
+    def model_post_init(self, _context: Any) -> None:
+        # The variables named as secret holders are masked wherever text is stored or logged.
+        watch_env(*self.secret_envs())
+
+    def secret_envs(self) -> list[str]:
+        """Names of the environment variables holding secrets: every `*_env` key's value."""
+        names = []
+        for section in self.__dict__.values():
+            if isinstance(section, Section):
+                names += [v for k, v in section.__dict__.items() if k.endswith("_env") and isinstance(v, str) and v]
+        return names
 
     @classmethod
     def settings_customise_sources(

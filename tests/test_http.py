@@ -188,3 +188,54 @@ def test_redirect_loop_gives_up(local_server):
     with HttpClient(fast()) as client, pytest.raises(FetchError) as info:
         client.get(local_server.url + "/loop")
     assert info.value.reason == "too_many_redirects" and len(local_server.requests) == 11
+
+
+def test_address_kinds():
+    from review.http import address_kind
+
+    internal = ["127.0.0.1", "::1", "[::ffff:127.0.0.1]", "10.2.3.4", "172.16.0.9", "192.168.1.1", "169.254.169.254",
+                "fe80::1", "fd00::1", "100.64.0.1", "0.0.0.0", "localhost", "db.localhost", "2130706433"]
+    assert [h for h in internal if address_kind(h) != "internal"] == []
+    assert address_kind("93.184.216.34") == "public" and address_kind("2606:4700::1111") == "public"
+    names = {"intranet.example.org": ["10.0.0.5"], "cdn.example.org": ["93.184.216.34", "10.0.0.6"]}
+    assert address_kind("intranet.example.org", lambda h: names.get(h, [])) == "internal"
+    assert address_kind("cdn.example.org", lambda h: names.get(h, [])) == "internal", "any internal address counts"
+    assert address_kind("unresolvable.invalid") == "public", "a name we cannot resolve is not trusted as inside"
+
+
+def _through(proxy: LocalServer, names: dict[str, list[str]], **settings) -> HttpClient:
+    """A client whose public-looking hosts are served by the loopback `proxy` (names resolve as given)."""
+    client = HttpClient(fast(**settings), resolve=lambda h: names.get(h, []))
+    client.session.trust_env = False
+    client.session.proxies = {f"http://{h}": proxy.url for h in names}
+    return client
+
+
+def test_redirect_from_a_public_host_into_an_internal_one_is_refused_before_it_is_asked():
+    names = {"publisher.example.org": ["93.184.216.34"], "intranet.example.org": ["10.0.0.5"]}
+    with LocalServer() as proxy, LocalServer() as internal:
+        internal.route("/admin", Reply(200, b"internal answer"))
+        proxy.route("/to-loopback", Reply(302, b"", {"Location": internal.url + "/admin"}))
+        proxy.route("/to-private-name", Reply(301, b"", {"Location": "http://intranet.example.org/admin"}))
+        proxy.route("/to-metadata", Reply(307, b"", {"Location": "http://169.254.169.254/latest/meta-data/"}))
+        with _through(proxy, names) as client:
+            for path in ("/to-loopback", "/to-private-name", "/to-metadata"):
+                with pytest.raises(FetchError) as info:
+                    client.get("http://publisher.example.org" + path)
+                assert info.value.reason == "internal_redirect", path
+                assert "internal answer" not in str(info.value) and info.value.hint
+        assert internal.requests == [] and [r.path for r in proxy.requests] == ["/to-loopback", "/to-private-name",
+                                                                                 "/to-metadata"]
+
+
+def test_internal_redirects_that_stay_allowed():
+    names = {"publisher.example.org": ["93.184.216.34"]}
+    with LocalServer() as proxy, LocalServer() as internal, LocalServer() as other:
+        internal.route("/final", Reply(200, b"mirror"))
+        proxy.route("/p", Reply(302, b"", {"Location": internal.url + "/final"}))
+        other.route("/hop", Reply(302, b"", {"Location": internal.url + "/final"}))
+        with _through(proxy, names, allow_internal_redirects=True) as client:
+            assert client.get("http://publisher.example.org/p").text == "mirror", "the setting lifts the guard"
+        with HttpClient(fast()) as client:
+            assert client.get(other.url + "/hop").text == "mirror", "loopback to loopback: a local mirror or test"
+            assert client.get(internal.url + "/final").text == "mirror", "a loopback URL given directly"

@@ -19,6 +19,7 @@ from review.cli.output import err_console
 from review.errors import ReviewError
 from review.log import setup_logging
 from review.progress import set_silent
+from review.redact import redact
 
 
 
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     except ReviewError as exc:
         if debug:
             raise
-        err_console.print(f"error: {exc}", markup=False)
+        err_console.print(redact(f"error: {exc}"), markup=False)
         if exc.hint:
-            err_console.print(f"hint: {exc.hint}", markup=False)
+            err_console.print(redact(f"hint: {exc.hint}"), markup=False)
         sys.exit(exc.exit_code)

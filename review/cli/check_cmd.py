@@ -42,6 +42,7 @@ def check(
     settings = context.get(ctx).settings
     ruleset = resolve_rules(settings, rules, option or ())
     result = check_file(path, ruleset, backend=backend or settings.extract.backend,
+                        regex_timeout=settings.label.regex_timeout,
                         timeout=settings.extract.timeout, memory_mb=settings.extract.memory_mb)
     if json_:
         print_json(result.as_dict())
@@ -66,6 +67,8 @@ def _print(r) -> None:  # type: ignore[no-untyped-def]
     typer.echo(f"R1 (package + parameters): {yes(r.r1)}    R2 (no-configuration package): {yes(r.r2)}")
     if r.missing:
         typer.echo("missing: " + ", ".join(r.missing))
+    if r.timed_out:
+        typer.echo("timed out (left out, see label.regex_timeout): " + ", ".join(r.timed_out))
     shown = [e for e in r.evidence if e.kind != "flag"] + [e for e in r.evidence if e.kind == "flag"][:4]
     if shown:
         print_table("Evidence", ["label", "rule", "chars", "snippet"],

@@ -1,4 +1,7 @@
-"""Printing results: JSON for machines, rich tables for people, both on stdout."""
+"""Printing results: JSON for machines, rich tables for people, both on stdout.
+
+Whatever is printed here passes `review.redact` first, like stored values and log lines.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +13,8 @@ from typing import Any, Iterable, Sequence
 
 from rich.console import Console
 from rich.table import Table
+
+from review.redact import redact
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -26,7 +31,7 @@ def _default(value: Any) -> Any:
 
 
 def print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, default=_default, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.write(redact(json.dumps(obj, default=_default, ensure_ascii=False, indent=2)) + "\n")
 
 
 def print_table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
@@ -34,10 +39,10 @@ def print_table(title: str | None, columns: Sequence[str], rows: Iterable[Sequen
     for col in columns:
         table.add_column(col, overflow="fold")
     for row in rows:
-        table.add_row(*("" if v is None else str(v) for v in row))
+        table.add_row(*("" if v is None else redact(str(v)) for v in row))
     console.print(table)
 
 
 def summary(text: str) -> None:
     """The one-line summary every command ends with (stderr, so --json stays clean)."""
-    err_console.print(text)
+    err_console.print(redact(text))

@@ -3,11 +3,17 @@
 SQLite gets WAL (readers never block the writer), a busy timeout (a second process waits
 instead of failing with "database is locked") and enforced foreign keys. Any other
 SQLAlchemy URL is used as given; `postgresql://` is mapped to the psycopg 3 driver.
+
+Every engine redacts secrets from the values it sends (`_redact_parameters`): the hook
+sits under the ORM, Core inserts and raw SQL alike, so no stage can store a token by
+forgetting to clean an error text first.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
+from datetime import date, datetime, time
+from decimal import Decimal
 from pathlib import Path
 from typing import Iterator
 
@@ -17,6 +23,7 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlalchemy.orm import Session, sessionmaker
 
 from review.errors import ConfigError
+from review.redact import current as current_redactor
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
@@ -41,6 +48,57 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def
     cur.close()
 
 
+def _redact_parameters(_conn, _cursor, statement, parameters, _context, executemany):  # type: ignore[no-untyped-def]
+    """Mask secrets in every string (and JSON value) bound to a statement, before the driver sees it.
+
+    Fast path: the strings of the whole statement (every row of an executemany) are joined
+    and checked once; only when the redactor would change something is each value redacted.
+    """
+    if not parameters:
+        return statement, parameters
+    redactor = current_redactor()
+    rows = parameters if executemany and isinstance(parameters, list) else (parameters,)
+    strings: list[str] = []
+    for row in rows:
+        for value in (row.values() if isinstance(row, dict) else row):
+            if type(value) is str:
+                strings.append(value)
+            elif value is not None and not isinstance(value, _PLAIN):
+                return statement, _redact_rows(redactor, parameters, executemany)  # JSON values: the slow path
+    if redactor.clean(strings):
+        return statement, parameters
+    return statement, _redact_rows(redactor, parameters, executemany)
+
+
+_PLAIN = (int, float, bytes, bytearray, memoryview, datetime, date, time, Decimal)
+
+
+def _redact_rows(redactor, parameters, executemany):  # type: ignore[no-untyped-def]
+    if executemany and isinstance(parameters, list):
+        return [_redact_params(redactor, p) for p in parameters]
+    return _redact_params(redactor, parameters)
+
+
+def _redact_params(redactor, params):  # type: ignore[no-untyped-def]
+    if isinstance(params, dict):
+        return {k: _redact_param(redactor, v) for k, v in params.items()}
+    if isinstance(params, (list, tuple)):
+        return type(params)(_redact_param(redactor, v) for v in params)
+    return params
+
+
+def _redact_param(redactor, value):  # type: ignore[no-untyped-def]
+    if isinstance(value, str):
+        return redactor.text(value)
+    if isinstance(value, (dict, list)):
+        return redactor.value(value)
+    obj = getattr(value, "obj", None)  # psycopg's Json/Jsonb wrapper around a JSON column's value
+    if obj is not None and type(value).__name__ in ("Json", "Jsonb"):
+        clean = redactor.value(obj)
+        return value if clean is obj else type(value)(clean, getattr(value, "dumps", None))
+    return value
+
+
 def make_engine(url: str | URL) -> Engine:
     """An engine for `url`, creating the SQLite file's folder when needed."""
     parsed = normalize_url(url)
@@ -58,6 +116,7 @@ def make_engine(url: str | URL) -> Engine:
                           hint="for PostgreSQL: pip install 'rogue-review[postgres]'") from None
     if parsed.get_backend_name() == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
+    event.listen(engine, "before_cursor_execute", _redact_parameters, retval=True)
     return engine
 
 

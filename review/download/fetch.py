@@ -4,6 +4,12 @@ Why verification happens while streaming: the size limit must stop a runaway res
 before it fills the disk, and hashing on the way costs nothing. A file reaches the store
 only when every check passed (complete body, `%PDF-` magic, the anthology's CRC32 and any
 known sha256); everything else leaves no file behind and a reason word for the database.
+
+A complete body: the announced Content-Length arrived in full. Without one (a server that
+just closes the connection, or a compressed body whose length is not the file's), a
+connection that drops early looks exactly like the end of the file, so the PDF itself
+must show it is whole: an `%%EOF` marker in its last KiB, else it must open in pdfium.
+Otherwise the outcome is `truncated`, tried again like a body that broke off.
 """
 
 from __future__ import annotations
@@ -26,6 +32,9 @@ from review.http import HttpClient
 CHUNK = 64 * 1024
 MAGIC = b"%PDF-"
 MAGIC_WINDOW = 1024  # readers accept the header anywhere in the first KiB
+EOF_MARKER = b"%%EOF"
+EOF_WINDOW = 1024  # the PDF standard puts %%EOF in the last KiB
+_PDFIUM_LOCK = threading.Lock()  # pdfium is not thread-safe; downloads run in threads
 
 
 class Interrupted(Exception):
@@ -66,6 +75,23 @@ class FetchResult:
 
 def is_pdf(head: bytes) -> bool:
     return MAGIC in head[:MAGIC_WINDOW]
+
+
+def pdf_complete(path: Path, tail: bytes) -> bool:
+    """True when a PDF received without a usable length is whole: %%EOF at its end, or pdfium opens it."""
+    if EOF_MARKER in tail[-EOF_WINDOW:]:
+        return True
+    import pypdfium2 as pdfium
+
+    with _PDFIUM_LOCK:
+        try:
+            doc = pdfium.PdfDocument(str(path))
+        except Exception:  # PdfiumError and friends: not a PDF one could read
+            return False
+        try:
+            return len(doc) > 0
+        finally:
+            doc.close()
 
 
 def crc32_hex(value: int) -> str:
@@ -140,7 +166,7 @@ def _fetch_once(client: HttpClient, store: PdfStore, url: str, *, max_bytes: int
 def _stream(resp: requests.Response, temp: Path, store: PdfStore, base: FetchResult, *, declared: int | None,
             max_bytes: int, crc32: str | None, sha256: str | None, stop: threading.Event,
             deadline: float | None = None) -> FetchResult:
-    digest, crc, size, head = hashlib.sha256(), 0, 0, b""
+    digest, crc, size, head, tail = hashlib.sha256(), 0, 0, b"", b""
     watch = _Watchdog(resp, stop, deadline)
     try:
         with temp.open("wb") as fh:
@@ -155,6 +181,7 @@ def _stream(resp: requests.Response, temp: Path, store: PdfStore, base: FetchRes
                     return _fail(base, "too_large", f"body exceeds the limit of {max_bytes} bytes")
                 if len(head) < MAGIC_WINDOW:
                     head += chunk[: MAGIC_WINDOW - len(head)]
+                tail = chunk[-EOF_WINDOW:] if len(chunk) >= EOF_WINDOW else (tail + chunk)[-EOF_WINDOW:]
                 digest.update(chunk)
                 crc = zlib.crc32(chunk, crc)
                 fh.write(chunk)
@@ -188,6 +215,10 @@ def _stream(resp: requests.Response, temp: Path, store: PdfStore, base: FetchRes
     if not is_pdf(head):
         kind = base.content_type or "no content type"
         return _fail(base, "not_pdf", f"served as {kind}, starts with {head[:40]!r}")
+    length_unchecked = declared is None or bool(resp.headers.get("Content-Encoding"))
+    if length_unchecked and not pdf_complete(temp, tail):
+        return _fail(base, "truncated", f"the body ended after {size} bytes with no length announced, and the PDF "
+                                        "is incomplete (no %%EOF at its end and pdfium cannot open it)", retryable=True)
     got_crc = crc32_hex(crc)
     if crc32 and crc32.strip().lower().zfill(8) != got_crc:
         return _fail(base, "checksum_mismatch", f"crc32 {got_crc}, expected {crc32.lower()}")

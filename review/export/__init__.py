@@ -23,6 +23,7 @@ from review.errors import ConfigError, InputFileError
 from review.export import dataset as ds
 from review.export import figures, manifest, prisma, report, stats
 from review.log import get_logger
+from review.redact import redact
 from review.runs import record_run
 from review.settings import Settings
 from review.signature import Signature
@@ -66,7 +67,7 @@ def _sha256(path: Path) -> str:
 
 
 def _write(path: Path, text: str) -> Path:
-    path.write_text(text, encoding="utf-8", newline="\n")
+    path.write_text(redact(text), encoding="utf-8", newline="\n")
     return path
 
 

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 
 from review.compute import json_text, parse_json
 from review.db.models import Document, Paper, PaperText, Reproducibility, RuleSet
+from review.redact import RedactingWriter, redact_value
 
 RELEASED_COLUMNS = [
     "paper_ident", "paper_url", "paper_author", "paper_title", "paper_venue", "paper_year", "paper_month",
@@ -125,14 +126,15 @@ def _csv_value(column: str, value: Any) -> str:
 
 def write_csv(records: Iterable[Record], path: Path) -> None:
     with path.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
+        writer = csv.writer(RedactingWriter(fh), lineterminator="\n")  # type: ignore[arg-type]
         writer.writerow(COLUMNS)
         for rec in records:
             writer.writerow([_csv_value(c, rec.values[c]) for c in COLUMNS])
 
 
 def write_jsonl(records: Iterable[Record], path: Path) -> None:
-    with path.open("w", encoding="utf-8", newline="\n") as fh:
+    with path.open("w", encoding="utf-8", newline="\n") as raw:
+        fh = RedactingWriter(raw)
         for rec in records:
             fh.write(json.dumps({c: rec.values[c] for c in COLUMNS}, ensure_ascii=False, sort_keys=False,
                                 separators=(",", ":")) + "\n")
@@ -160,6 +162,8 @@ def write_parquet(records: list[Record], path: Path) -> None:
             columns[c] = [None if r.values[c] is None else json.dumps(r.values[c], sort_keys=True) for r in records]
         else:
             columns[c] = [r.values[c] for r in records]
+        if c not in BOOL_COLUMNS and c not in INT_COLUMNS:
+            columns[c] = redact_value(columns[c])
     table = pa.table(columns, schema=schema)
     pq.write_table(table, path, compression="zstd")
 

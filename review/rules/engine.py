@@ -13,6 +13,11 @@ Why it is fast without changing results:
    of "ROUGE") and have no such literal scan only the merged windows around the anchor
    mentions (plus a margin), not the whole text.
 
+5. User patterns cannot stall a run: a rule whose patterns may backtrack without bound
+   (`review.rules.guard.needs_timer`) runs under the `regex` module's `timeout=` with
+   `label.regex_timeout` CPU seconds per paper; past it the rule is left out for that
+   paper and named in `Scan.timed_out`. The other patterns skip the timer's clock reads.
+
 `naive_scan` is the obvious implementation (one `re.finditer` per pattern over the whole
 text, filters applied afterwards); tests and the benchmark use it to show that the fast
 path yields identical labels.
@@ -22,11 +27,16 @@ from __future__ import annotations
 
 import bisect
 import re
+import sys
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
-from review.rules.model import Kind, Region, Rule, RuleSet
+from review.rules.guard import Budget, needs_timer
+from review.rules.model import Kind, Pattern, Region, Rule, RuleSet
 from review.rules.prefilter import plan_for, windows
+
+DEFAULT_TIMEOUT = 1.0
+"""CPU seconds per rule and paper when none is given (the default of `label.regex_timeout`)."""
 
 MARGIN = 256
 """Extra characters scanned on both sides of an anchor window, so a match that starts
@@ -60,60 +70,128 @@ class Scan:
     prelim: bool
     hits: list[Hit] = field(default_factory=list)
     gated: bool = False  # true when the text left at the preliminary search
+    timed_out: list[str] = field(default_factory=list)  # rule ids (or [prelim], [anchors.x], [regions.x]) cut off
 
 
 class Engine:
-    """A rule set compiled once; `scan(text)` is safe to call from many threads."""
+    """A rule set compiled once; `scan(text)` is safe to call from many threads.
 
-    def __init__(self, ruleset: RuleSet):
+    `timeout`: CPU seconds each rule (and the preliminary, anchor and region patterns) may
+    spend on one text; None runs without a limit.
+    """
+
+    def __init__(self, ruleset: RuleSet, *, timeout: float | None = DEFAULT_TIMEOUT):
         self.ruleset = ruleset
+        self.timeout = timeout
         self._anywhere = [r for r in ruleset.rules if r.near is None]
         self._near = [r for r in ruleset.rules if r.near is not None]
         self._anchors_used = sorted({r.near for r in self._near if r.near})
         self._regions_used = sorted({reg for r in ruleset.rules for reg in r.exclude_regions})
         self._plans = {(r.id, i): plan_for(p.source) for r in ruleset.rules for i, p in enumerate(r.patterns)}
+        patterns = [ruleset.prelim, *ruleset.anchors.values(), *(p for r in ruleset.rules for p in r.patterns),
+                    *(p for reg in ruleset.regions.values() for p in (reg.start, reg.end) if p is not None)]
+        self._timed = {p.source for p in patterns if needs_timer(p.source)} if timeout else set()
+        self._timed_rules = {r.id for r in ruleset.rules if any(p.source in self._timed for p in r.patterns)}
 
     def scan(self, text: str) -> Scan:
         rs = self.ruleset
-        prelim = rs.prelim.compiled.search(text) is not None
+        timed_out: list[str] = []
+        try:
+            prelim = self._search(rs.prelim, text) is not None
+        except TimeoutError:
+            prelim = False
+            timed_out.append("[prelim]")
         if rs.gate and not prelim:
-            return Scan(prelim=False, gated=True)
+            return Scan(prelim=False, gated=True, timed_out=timed_out)
         hits: list[Hit] = []
         folded = text.casefold()
         aligned = len(folded) == len(text)  # literal positions are text positions
-        regions = {name: region_span(rs.regions[name], text) for name in self._regions_used}
+        regions: dict[str, tuple[int, int] | None] = {}
+        for name in self._regions_used:
+            region = rs.regions[name]
+            try:
+                regions[name] = region_span(region, text, self._finder(region.start, self._budget(region.start)),
+                                            self._finder(region.end, self._budget(region.end)) if region.end else None)
+            except TimeoutError:
+                regions[name] = None
+                timed_out.append(f"[regions.{name}]")
         for rule in self._anywhere:
-            for i, pat in enumerate(rule.patterns):
-                plan = self._plans[(rule.id, i)]
-                if plan is not None and aligned:
-                    finditer = pat.compiled.finditer
-                    for lo, hi in windows(plan, folded, len(text)):
-                        for m in finditer(text, lo, hi):  # usually none: no generator per window
-                            hits.extend(_hits(rule, (m,), regions))
-                else:
-                    hits.extend(_hits(rule, pat.compiled.finditer(text), regions))
-        anchors = {name: [m.span() for m in rs.anchors[name].compiled.finditer(text)] for name in self._anchors_used}
+            budget = self._rule_budget(rule)
+            found: list[Hit] = []
+            try:
+                for i, pat in enumerate(rule.patterns):
+                    plan = self._plans[(rule.id, i)]
+                    finditer = self._finder(pat, budget)
+                    if plan is not None and aligned:
+                        for lo, hi in windows(plan, folded, len(text)):
+                            for m in finditer(text, lo, hi):  # usually none: no generator per window
+                                found.extend(_hits(rule, (m,), regions))
+                    else:
+                        found.extend(_hits(rule, finditer(text), regions))
+            except TimeoutError:
+                timed_out.append(rule.id)
+                continue
+            hits.extend(found)
+        anchors: dict[str, list[tuple[int, int]]] = {}
+        for name in self._anchors_used:
+            anchor = rs.anchors[name]
+            try:
+                anchors[name] = [m.span() for m in self._finder(anchor, self._budget(anchor))(text)]
+            except TimeoutError:
+                anchors[name] = []
+                timed_out.append(f"[anchors.{name}]")
         for rule in self._near:
             spans = anchors[rule.near]  # type: ignore[index]
             if not spans:
                 continue
             ends = [e for _, e in spans]
             anchor_windows: list[tuple[int, int]] | None = None
-            for i, pat in enumerate(rule.patterns):
-                plan = self._plans[(rule.id, i)]
-                if plan is not None and aligned:
-                    wins = windows(plan, folded, len(text))
-                else:
-                    if anchor_windows is None:
-                        anchor_windows = merged_windows(spans, rule.window + MARGIN, len(text))
-                    wins = anchor_windows
-                finditer = pat.compiled.finditer
-                for lo, hi in wins:
-                    for m in finditer(text, lo, hi):
-                        hits.extend(h for h in _hits(rule, (m,), regions)
-                                    if near(h.start, h.end, spans, ends, rule.window))
+            budget = self._rule_budget(rule)
+            found = []
+            try:
+                for i, pat in enumerate(rule.patterns):
+                    plan = self._plans[(rule.id, i)]
+                    if plan is not None and aligned:
+                        wins = windows(plan, folded, len(text))
+                    else:
+                        if anchor_windows is None:
+                            anchor_windows = merged_windows(spans, rule.window + MARGIN, len(text))
+                        wins = anchor_windows
+                    finditer = self._finder(pat, budget)
+                    for lo, hi in wins:
+                        for m in finditer(text, lo, hi):
+                            found.extend(h for h in _hits(rule, (m,), regions)
+                                         if near(h.start, h.end, spans, ends, rule.window))
+            except TimeoutError:
+                timed_out.append(rule.id)
+                continue
+            hits.extend(found)
         hits.sort(key=lambda h: (h.start, h.end, h.rule_id))
-        return Scan(prelim=prelim, hits=hits)
+        return Scan(prelim=prelim, hits=hits, timed_out=timed_out)
+
+    def _search(self, pattern: Pattern, text: str) -> Any:
+        if pattern.source in self._timed:
+            return pattern.compiled.search(text, timeout=self.timeout)
+        return pattern.compiled.search(text)
+
+    def _budget(self, pattern: Pattern) -> Budget | None:
+        """A budget of its own for a prelim, anchor or region pattern that needs the timer."""
+        return Budget(self.timeout) if pattern.source in self._timed else None  # type: ignore[arg-type]
+
+    def _rule_budget(self, rule: Rule) -> Budget | None:
+        """One budget shared by all of a rule's patterns on this text."""
+        return Budget(self.timeout) if rule.id in self._timed_rules else None  # type: ignore[arg-type]
+
+    def _finder(self, pattern: Pattern, budget: Budget | None) -> Callable[..., Any]:
+        """`finditer(text, lo, hi)` of a pattern, under the budget when the pattern needs the timer."""
+        compiled = pattern.compiled
+        if budget is None or pattern.source not in self._timed:
+            return compiled.finditer
+
+        def finditer(text: str, lo: int = 0, hi: int = sys.maxsize) -> Any:
+            return compiled.finditer(text, lo, hi, timeout=budget.left())
+
+        return finditer
 
 
 def _hits(rule: Rule, matches: Iterable, regions: dict[str, tuple[int, int] | None]) -> Iterable[Hit]:
@@ -137,16 +215,21 @@ def _inside(pos: int, names: Sequence[str], regions: dict[str, tuple[int, int] |
     return False
 
 
-def region_span(region: Region, text: str) -> tuple[int, int] | None:
-    """Where a region (e.g. the bibliography) lies in the text, or None."""
+def region_span(region: Region, text: str, start_finditer: Callable[..., Any] | None = None,
+                end_finditer: Callable[..., Any] | None = None) -> tuple[int, int] | None:
+    """Where a region (e.g. the bibliography) lies in the text, or None.
+
+    The finditer functions default to the region's compiled patterns (the engine passes
+    timed ones).
+    """
     floor = int(len(text) * region.min_fraction)
-    starts = [m for m in region.start.compiled.finditer(text) if m.start() >= floor]
+    starts = [m for m in (start_finditer or region.start.compiled.finditer)(text) if m.start() >= floor]
     if not starts:
         return None
     begin = (starts[-1] if region.which == "last" else starts[0]).end()
     stop = len(text)
     if region.end is not None:
-        m = region.end.compiled.search(text, begin)
+        m = next(iter((end_finditer or region.end.compiled.finditer)(text, begin)), None)
         if m is not None:
             stop = m.start()
     return begin, stop

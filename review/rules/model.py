@@ -20,7 +20,11 @@ from typing import Any, Iterable, Mapping
 import regex
 
 from review.errors import RuleFileError
+from review.log import get_logger
 from review.rules.expr import Expr, parse_expression
+from review.rules.guard import nested_quantifier
+
+log = get_logger("rules")
 
 SCHEMA_VERSION = 1
 """The rule-file format version this release reads (the file's `schema` key)."""
@@ -437,6 +441,9 @@ def _compile(source_text: Any, where: str, source: str) -> Pattern:
                             hint="patterns are Python `regex` syntax; TOML literal strings ('...') keep backslashes") from None
     if compiled.search("") is not None:
         raise RuleFileError(f"{where}: pattern {source_text!r} matches the empty string", item=source)
+    if nested_quantifier(source_text):
+        log.warning("%s: %s: pattern %r nests repeats (like (a+)+$) and can take exponential time on some texts; "
+                    "it is cut off after label.regex_timeout per paper", source, where, source_text)
     return Pattern(source_text, compiled)
 
 

@@ -50,6 +50,8 @@ class LabelResult:
     computes: int = 0
     findings: int = 0
     dry_run: bool = False
+    timed_out: dict[str, int] = field(default_factory=dict)  # rule id -> papers it ran past label.regex_timeout on
+    timed_out_papers: int = 0
 
     def summary(self) -> str:
         verb = "would label" if self.dry_run else "labeled"
@@ -58,11 +60,15 @@ class LabelResult:
         if not self.dry_run:
             text += (f": {self.prelim} mention the metric, {self.computes} compute it, "
                      f"{self.findings} findings, {self.failed} failed")
+            if self.timed_out_papers:
+                rules = ", ".join(f"{rid}: {n}" for rid, n in sorted(self.timed_out.items()))
+                text += f"; {self.timed_out_papers} with a rule cut off by label.regex_timeout ({rules})"
         return text
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("rule_set_id", "rule_set", "sha256", "candidates", "labeled",
-                                              "failed", "prelim", "computes", "findings", "dry_run")}
+                                              "failed", "prelim", "computes", "findings", "dry_run",
+                                              "timed_out", "timed_out_papers")}
 
 
 def resolve_rules(settings: Settings, rules_path: str | Path | None = None,
@@ -109,7 +115,7 @@ def run_label(db: Database, settings: Settings, *, rules_path: str | Path | None
     run with its name and reason and changes nothing.
     """
     ruleset = ruleset or resolve_rules(settings, rules_path, options)
-    engine = Engine(ruleset)
+    engine = Engine(ruleset, timeout=settings.label.regex_timeout)
     batch = batch or settings.label.batch
     max_hits = settings.label.max_findings_per_rule
     if dry_run:
@@ -138,11 +144,14 @@ def run_label(db: Database, settings: Settings, *, rules_path: str | Path | None
             if not rows:
                 break
             after = rows[-1][0]
-            labeled: list[tuple[int, Labeled, str]] = []
+            labeled: list[tuple[int, Labeled, str, list[str]]] = []
             for paper_id, content in rows:
                 try:
                     text = content or ""
-                    labeled.append((paper_id, label_scan(engine.scan(text), ruleset), text))
+                    scan = engine.scan(text)
+                    labeled.append((paper_id, label_scan(scan, ruleset), text, scan.timed_out))
+                    if scan.timed_out:
+                        _note_timeout(result, paper_id, scan.timed_out, settings.label.regex_timeout, run)
                 except Exception as exc:  # one bad text must not stop the run
                     result.failed += 1
                     log.error("label: paper %s failed: %s: %s", paper_id, type(exc).__name__, exc)
@@ -150,7 +159,7 @@ def run_label(db: Database, settings: Settings, *, rules_path: str | Path | None
                         run.count("failed")
             with db.session() as s:
                 result.findings += _store(s, rs_id, ruleset, labeled, run.id if run else None, max_hits)
-            for _, lab, _ in labeled:
+            for _, lab, _, _ in labeled:
                 result.labeled += 1
                 result.prelim += lab.labels.prelim
                 result.computes += lab.labels.computes
@@ -162,6 +171,18 @@ def run_label(db: Database, settings: Settings, *, rules_path: str | Path | None
     if run is not None:
         run.summary = result.summary()
     return result
+
+
+def _note_timeout(result: LabelResult, paper_id: int, rules: list[str], seconds: float,
+                  run: RunRecorder | None) -> None:
+    """A rule that ran past its time on a paper: counted, logged, and stored with the paper's labels."""
+    result.timed_out_papers += 1
+    for rid in rules:
+        result.timed_out[rid] = result.timed_out.get(rid, 0) + 1
+    log.warning("label: paper %s: %s ran past label.regex_timeout (%g s of CPU) and %s left out for this paper",
+                paper_id, ", ".join(f"'{r}'" for r in rules), seconds, "was" if len(rules) == 1 else "were")
+    if run is not None:
+        run.count("timed_out")
 
 
 def _todo_query(rs_id: int | None, relabel: bool):  # type: ignore[no-untyped-def]
@@ -179,17 +200,20 @@ def _count_todo(s: Session, rs_id: int | None, relabel: bool) -> int:
     return s.scalar(q) or 0
 
 
-def _store(s: Session, rs_id: int, ruleset: RuleSet, labeled: Sequence[tuple[int, Labeled, str]],
+def _store(s: Session, rs_id: int, ruleset: RuleSet, labeled: Sequence[tuple[int, Labeled, str, list[str]]],
            run_id: int | None, max_hits: int) -> int:
-    """Replace this rule set's rows for these papers (and only those rows)."""
-    ids = [pid for pid, _, _ in labeled]
+    """Replace this rule set's rows for these papers (and only those rows).
+
+    A rule that timed out on a paper is listed in its label's `extra["timed_out"]`.
+    """
+    ids = [pid for pid, _, _, _ in labeled]
     if not ids:
         return 0
     s.execute(delete(Finding).where(Finding.rule_set_id == rs_id, Finding.paper_id.in_(ids)))
     existing = {pl.paper_id: pl for pl in s.scalars(
         select(PaperLabel).where(PaperLabel.rule_set_id == rs_id, PaperLabel.paper_id.in_(ids)))}
     rows: list[dict[str, Any]] = []
-    for pid, lab, text in labeled:
+    for pid, lab, text, timed_out in labeled:
         lb = lab.labels
         r1, r2 = reproducibility(lb, ruleset)
         per_rule: dict[str, int] = {}
@@ -202,6 +226,8 @@ def _store(s: Session, rs_id: int, ruleset: RuleSet, labeled: Sequence[tuple[int
                          "snippet": h.snippet(text, ruleset.snippet_chars), "run_id": run_id})
         extra = {"flags": list(lb.flags), "hits": per_rule, "suppressed": len(lab.suppressed),
                  "r1": r1, "r2": r2, "chars": len(text)}
+        if timed_out:
+            extra["timed_out"] = list(timed_out)
         values = dict(prelim=lb.prelim, computes=lb.computes, params=list(lb.params), protocol=list(lb.protocol),
                       variants=list(lb.variants), packages=list(lb.packages), code_urls=list(lb.code_urls),
                       extra=extra, run_id=run_id)
