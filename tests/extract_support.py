@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import shutil
 from pathlib import Path
@@ -46,3 +47,12 @@ def write_config(directory: Path, db_url: str, data_dir: Path, **extract: object
     path = directory / "review.toml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def tokens(text: str) -> list[str]:
+    return text.split()
+
+
+def similarity(a: str, b: str) -> float:
+    """Token-level similarity of two texts (1.0: the same words in the same order)."""
+    return difflib.SequenceMatcher(None, tokens(a), tokens(b), autojunk=False).ratio()
