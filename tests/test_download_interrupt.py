@@ -14,18 +14,16 @@ from sqlalchemy import select
 from review.db.models import Document, Run, WorkItem
 from review.download import run_download
 from review.settings import DownloadSettings, HttpSettings, Settings
+from tests.procs import clean_env, start_review
 from tests.download_support import DripServer, add_paper, assert_consistent, crc, documents, make_pdf
 
 FILES = 6
 
 
 def start(tmp_path, db_url: str, data_dir) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REVIEW_")}
-    env.update({"REVIEW_DATABASE_URL": db_url, "REVIEW_DATA_DIR": str(data_dir),
-                "REVIEW_HTTP__PER_HOST_RATE": "0", "REVIEW_HTTP__PER_HOST_CONCURRENCY": "2",
-                "REVIEW_DOWNLOAD__WORKERS": "2"})
-    return subprocess.Popen([sys.executable, "-m", "review", "--silent", "download"], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    env = clean_env(REVIEW_DATABASE_URL=db_url, REVIEW_DATA_DIR=str(data_dir), REVIEW_HTTP__PER_HOST_RATE="0",
+                    REVIEW_HTTP__PER_HOST_CONCURRENCY="2", REVIEW_DOWNLOAD__WORKERS="2")
+    return start_review("--silent", "download", cwd=tmp_path, env=env)
 
 
 def wait_mid_download(db, data_dir, proc: subprocess.Popen, timeout: float = 30) -> None:
