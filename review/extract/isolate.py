@@ -21,6 +21,7 @@ PDF its CPU-time limit (RLIMIT_CPU) is set to what it has used plus `timeout`.
 
 from __future__ import annotations
 
+import faulthandler
 import multiprocessing as mp
 import os
 import signal
@@ -116,6 +117,8 @@ def _limit_cpu(seconds: float) -> None:
 def _worker_main(conn: Connection, memory_mb: int, timeout: float, parent_pid: int) -> None:
     """Child loop: receive (path, backend), send back an Extraction as a dict."""
     _die_with_parent(parent_pid)
+    if faulthandler.is_enabled():  # a worker's crash is reported by the parent, not dumped on its terminal
+        faulthandler.disable()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
     signal.signal(signal.SIGXCPU, signal.SIG_DFL)  # the CPU-time limit ends the process
     _detach_from_parent_files()
