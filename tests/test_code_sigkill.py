@@ -8,6 +8,7 @@ The rerun must take the killed worker's claimed codebases straight away (not aft
 from __future__ import annotations
 
 import signal
+import sys
 import time
 from collections import Counter
 
@@ -23,6 +24,7 @@ from review.settings import Settings
 from tests.procs import children, clean_env, start_review, wait_gone
 
 N = 10
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds helper processes in /proc")
 
 
 def _states(db, stage: str) -> dict[int, str]:

@@ -19,6 +19,8 @@ from review.settings import load_settings
 from tests.extract_support import PDFS, add_paper_with_pdf, write_config, write_flate_bomb
 from tests.procs import alive, children, clean_env, start_review, wait_gone
 
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; parent-death signal")
+
 
 # --- allocation failures (issue 18.6) -------------------------------------------------------
 
@@ -87,6 +89,7 @@ time.sleep(600)
 """
 
 
+@linux_only
 def test_busy_workers_die_with_their_parent():
     """SIGKILL of the parent while its workers spin on a hostile PDF: the workers go at once."""
     parent = subprocess.Popen([sys.executable, "-c", _ORPHAN_PARENT, str(PDFS / "rouge-paper.pdf")],
@@ -116,6 +119,7 @@ def _texts_and_states(db):
     return texts, states
 
 
+@linux_only
 @pytest.mark.slow
 def test_sigkill_mid_extract_then_immediate_rerun_finishes_every_paper_once(db, tmp_path):
     data_dir = tmp_path / "data"
