@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
@@ -42,7 +42,7 @@ from reportlab.lib.styles import ParagraphStyle
 from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.platypus import BaseDocTemplate, Frame, PageTemplate, Paragraph, Spacer, Table, TableStyle
-from reportlab.platypus.doctemplate import FrameBreak, LayoutError, NextPageTemplate
+from reportlab.platypus.doctemplate import FrameBreak, NextPageTemplate
 from reportlab.platypus.flowables import KeepTogether
 
 FONT_DIRS = [
@@ -124,13 +124,30 @@ def _hyphenation_available() -> bool:
 
 
 class _TruthParagraph(Paragraph):
-    """A Paragraph that knows its source text, and splits it with itself across frames."""
+    """A Paragraph that knows its source text, and splits it with itself across frames.
+
+    The first part of a split keeps the lines it was cut with. ReportLab would break its
+    text into lines again when it is placed, and that is not the same layout: a word
+    hyphenated at a line end comes back whole with its hyphen ("en-coder"), and each
+    breaking pass can change the fragments the next one sees. The re-broken part could
+    then need a line more than the room it was cut for, and the frame refused it
+    ("Splitting error(n==2)" on some specs, whatever the retries).
+    """
 
     _truth: str = ""
+    _cut: Any = None  # (width, lines) of a first part, as measured by the split
+
+    def wrap(self, availWidth: float, availHeight: float) -> tuple[float, float]:  # noqa: N803
+        if self._cut is not None and self._cut[0] == availWidth:
+            self.width, self.blPara = availWidth, self._cut[1]
+            self.height = len(self.blPara.lines) * self.style.leading
+            return self.width, self.height
+        return super().wrap(availWidth, availHeight)
 
     def split(self, availWidth: float, availHeight: float) -> list[Any]:  # noqa: N803
         parts = super().split(availWidth, availHeight)
         if len(parts) == 2:
+            parts[0]._cut = (availWidth, self.blPara.clone(lines=self.blPara.lines[:len(parts[0].blPara.lines)]))
             # Hyphenation never adds spaces, so the first part's token count tells where
             # the source text splits; a word broken across frames stays in the first part.
             k = len(parts[0].getPlainText().split())
@@ -286,18 +303,7 @@ def write_paper(path: str | Path, spec: PaperSpec, *, password: str | None = Non
         story.append(_para("References", heading, ligatures=lig))
         for ref in spec.references:
             story.append(_para(ref, ref_st, ligatures=lig))
-    try:
-        doc.build(story)
-    except LayoutError:
-        # ReportLab (5.x) sometimes fails to split a paragraph across frames at a
-        # hyphenated line ("Splitting error"), more often with ligature glyphs. Such a
-        # paper is typeset again without ligatures, then without hyphenation; the ground
-        # truth returned is always that of the PDF actually written.
-        if lig:
-            return write_paper(path, replace(spec, ligatures=False), password=password)
-        if hyph:
-            return write_paper(path, replace(spec, hyphenate=False), password=password)
-        raise
+    doc.build(story)
     return _ground_truth(doc.trace)
 
 

@@ -3,17 +3,24 @@
 The row is written in its own short transactions, so it survives the command's own
 rollback: a crash leaves `failed` with the error, Ctrl-C leaves `interrupted`, and the
 counts gathered so far are kept. Stages add to `run.counts` and set `run.summary`.
+A process killed outright (SIGKILL, power loss) cannot close its row: the row names its
+process (host, pid, start time), and the next run on that machine marks it
+`interrupted` once that process is gone (`close_gone_runs`, the liveness rule of
+review.claims).
 """
 
 from __future__ import annotations
 
-import os
 import socket
 from collections import Counter
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
 from review import __version__
+from review.claims import ProcessId, this_process
 from review.db.base import utcnow
 from review.db.models import Run
 from review.db.session import Database
@@ -58,9 +65,11 @@ class RunRecorder:
 @contextmanager
 def record_run(db: Database, command: str, arguments: dict[str, Any] | None = None) -> Iterator[RunRecorder]:
     """Open a run row, yield its recorder, and close it with the right status."""
+    me = this_process()
     with db.session() as s:
+        close_gone_runs(s)
         run = Run(command=command, arguments=_jsonable(arguments or {}), tool_version=__version__,
-                  host=socket.gethostname(), pid=os.getpid(), status="running")
+                  host=me.host, pid=me.pid, pid_start=me.start, status="running")
         s.add(run)
         s.flush()
         run_id = run.id
@@ -75,6 +84,24 @@ def record_run(db: Database, command: str, arguments: dict[str, Any] | None = No
         raise
     else:
         recorder._save("ok", finished=True)
+
+
+def run_process_gone(run: Run) -> bool:
+    """Whether a `running` row's process is known to have ended (only on this machine)."""
+    return run.status == "running" and run.host is not None and run.pid is not None and \
+        ProcessId(run.host, run.pid, run.pid_start).gone()
+
+
+def close_gone_runs(session: Session) -> int:
+    """Mark `interrupted` the runs of this machine whose process ended without closing them."""
+    n = 0
+    for run in session.scalars(select(Run).where(Run.status == "running", Run.host == socket.gethostname())):
+        if run_process_gone(run):
+            run.status = "interrupted"
+            run.error = (f"the process ({ProcessId(run.host, run.pid, run.pid_start)}) ended without closing "
+                         f"this run (killed?); noticed at {utcnow():%Y-%m-%d %H:%M} UTC")
+            n += 1
+    return n
 
 
 def _jsonable(arguments: dict[str, Any]) -> dict[str, Any]:

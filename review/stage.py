@@ -14,7 +14,7 @@ from typing import Callable
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from review.claims import claim, finish, release, worker_name
+from review.claims import Held, claim, finish, held_by_others, release, worker_name
 from review.db.models import WorkItem
 from review.db.session import Database
 from review.log import get_logger
@@ -30,6 +30,12 @@ def pending_count(db: Database, stage: str) -> int:
     with db.session() as s:
         return s.scalar(select(func.count()).select_from(WorkItem)
                         .where(WorkItem.stage == stage, WorkItem.state.in_(("pending", "claimed")))) or 0
+
+
+def held(db: Database, stage: str, me: str | None = None) -> Held:
+    """What other workers still hold of `stage` (for a summary's last clause)."""
+    with db.session() as s:
+        return held_by_others(s, stage, me)
 
 
 def drain(db: Database, stage: str, handle: Handler, *, run: RunRecorder | None = None,

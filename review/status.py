@@ -8,8 +8,10 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from review.claims import held_by_others
 from review.db.models import (Codebase, Document, HumanDecision, Paper, PaperLabel, PaperText, Run,
                               SourceRecord, WorkItem)
+from review.runs import run_process_gone
 
 
 @dataclass
@@ -18,6 +20,7 @@ class StatusReport:
     records_by_source: dict[str, int] = field(default_factory=dict)
     stages: list[dict[str, Any]] = field(default_factory=list)  # {stage, outcome, reason, count}
     queue: list[dict[str, Any]] = field(default_factory=list)  # {stage, state, count}
+    held: list[dict[str, Any]] = field(default_factory=list)  # {stage, items, workers, until, abandoned}
     runs: list[dict[str, Any]] = field(default_factory=list)
     agreement: list[dict[str, Any]] = field(default_factory=list)  # per question: alpha, kappa, units (review pull)
     schema: str | None = None
@@ -56,8 +59,12 @@ def build_status(session: Session, *, last_runs: int = 5) -> StatusReport:
     report.queue = [{"stage": st, "state": state, "count": n} for st, state, n in session.execute(
         select(WorkItem.stage, WorkItem.state, func.count()).group_by(WorkItem.stage, WorkItem.state)
         .order_by(WorkItem.stage, WorkItem.state))]
+    claimed = sorted({q["stage"] for q in report.queue if q["state"] == "claimed"})
+    report.held = [{"stage": st, **held_by_others(session, st).as_dict()} for st in claimed]
     runs = session.scalars(select(Run).order_by(Run.id.desc()).limit(last_runs))
-    report.runs = [{"id": r.id, "command": r.command, "status": r.status,
+    # A run left "running" by a process that is gone is shown as what it is; the next
+    # command on that machine records it (review.runs.close_gone_runs).
+    report.runs = [{"id": r.id, "command": r.command, "status": "interrupted" if run_process_gone(r) else r.status,
                     "started_at": r.started_at.isoformat() if r.started_at else None,
                     "finished_at": r.finished_at.isoformat() if r.finished_at else None,
                     "summary": r.summary, "counts": r.counts} for r in runs]

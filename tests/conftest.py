@@ -8,6 +8,7 @@ fail in CI (CI=true), so CI can never pass by silently skipping them.
 from __future__ import annotations
 
 import os
+import signal
 import uuid
 from pathlib import Path
 from typing import Iterator
@@ -22,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 SHARED = ROOT.parent / "shared"
 PG_ENV = "REVIEW_TEST_POSTGRES_URL"
+
 
 
 def shared_path(*parts: str) -> Path:
@@ -106,6 +108,21 @@ def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-unt
         return code, out.getvalue(), err.getvalue()
 
     return run
+
+
+@pytest.fixture
+def sigint_raises() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt in this process for the test, however it was started.
+
+    A shell starts background jobs (`bash .ci/run &`) with SIGINT ignored, and Python
+    then keeps it ignored: `_thread.interrupt_main()` and a real Ctrl-C would do nothing.
+    (Tests that start `review` processes use tests/procs.py, which sets it in them.)
+    """
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import shutil
 from pathlib import Path
@@ -46,3 +47,47 @@ def write_config(directory: Path, db_url: str, data_dir: Path, **extract: object
     path = directory / "review.toml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def tokens(text: str) -> list[str]:
+    return text.split()
+
+
+def similarity(a: str, b: str) -> float:
+    """Token-level similarity of two texts (1.0: the same words in the same order)."""
+    return difflib.SequenceMatcher(None, tokens(a), tokens(b), autojunk=False).ratio()
+
+
+def write_flate_bomb(path: Path, mib: int) -> int:
+    """A one-page PDF whose content stream inflates to `mib` MiB of spaces (about 1000:1).
+
+    Every MiB compresses to the same bytes after a full flush, so a bomb of any size is
+    written in milliseconds: the first block, the repeated block, the end block, and the
+    Adler-32 of the whole inflated stream. Returns the compressed stream's length.
+    """
+    import zlib
+
+    chunk = b" " * (1 << 20)
+    co = zlib.compressobj(9)
+    first = co.compress(chunk) + co.flush(zlib.Z_FULL_FLUSH)
+    again = co.compress(chunk) + co.flush(zlib.Z_FULL_FLUSH)
+    end = co.flush()[:-4]  # the final empty block, without the two-chunk checksum
+    adler = 1
+    for _ in range(mib):
+        adler = zlib.adler32(chunk, adler)
+    data = first + again * (mib - 1) + end + adler.to_bytes(4, "big")
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>",
+               b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+               b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + b"\nendstream"]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for i, obj in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + obj + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    path.write_bytes(bytes(out))
+    return len(data)

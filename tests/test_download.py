@@ -241,7 +241,7 @@ def test_same_pdf_for_two_papers_is_stored_once(db, settings, local_server):
     assert len(list((settings.data_dir / "pdfs").glob("??/??/*.pdf"))) == 1
 
 
-def test_ctrl_c_in_process_releases_unfinished_items(db, settings):
+def test_ctrl_c_in_process_releases_unfinished_items(db, settings, sigint_raises):
     """KeyboardInterrupt mid-download: finished items stay done, the rest go back to pending."""
     body = make_pdf(40, pad=60_000)
     with DripServer(chunk=4096, pause=0.05) as drip:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
@@ -13,19 +11,18 @@ from sqlalchemy import select
 
 from review.db.models import Document, Run, WorkItem
 from review.download import run_download
+from review.runs import record_run
 from review.settings import DownloadSettings, HttpSettings, Settings
+from tests.procs import clean_env, start_review
 from tests.download_support import DripServer, add_paper, assert_consistent, crc, documents, make_pdf
 
 FILES = 6
 
 
 def start(tmp_path, db_url: str, data_dir) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REVIEW_")}
-    env.update({"REVIEW_DATABASE_URL": db_url, "REVIEW_DATA_DIR": str(data_dir),
-                "REVIEW_HTTP__PER_HOST_RATE": "0", "REVIEW_HTTP__PER_HOST_CONCURRENCY": "2",
-                "REVIEW_DOWNLOAD__WORKERS": "2"})
-    return subprocess.Popen([sys.executable, "-m", "review", "--silent", "download"], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    env = clean_env(REVIEW_DATABASE_URL=db_url, REVIEW_DATA_DIR=str(data_dir), REVIEW_HTTP__PER_HOST_RATE="0",
+                    REVIEW_HTTP__PER_HOST_CONCURRENCY="2", REVIEW_DOWNLOAD__WORKERS="2")
+    return start_review("--silent", "download", cwd=tmp_path, env=env)
 
 
 def wait_mid_download(db, data_dir, proc: subprocess.Popen, timeout: float = 30) -> None:
@@ -71,12 +68,18 @@ def test_sigkill_mid_download_then_rerun_resumes_without_refetching(db, db_url, 
     assert finished and len(finished) < FILES
     assert list((data_dir / "pdfs").glob(".tmp/*.part")), "the kill did leave a partial file"
     with db.session() as s:
-        assert s.scalar(select(Run.status).where(Run.command == "download")) == "running"
+        killed = s.scalars(select(Run).where(Run.command == "download")).one()
+        assert killed.status == "running"
+        assert "claimed" in {w.state for w in s.scalars(select(WorkItem))}
 
-    report = run_download(db, settings_for(data_dir))
+    with record_run(db, "download") as run:
+        report = run_download(db, settings_for(data_dir), run=run)
 
     assert report.stale_temp_files >= 1
     assert report.counts == {"ok": FILES - len(finished)}
+    assert not report.held.items and "held" not in report.summary
+    with db.session() as s:
+        assert s.get(Run, killed.id).status == "interrupted", "the killed run is recorded as such"
     docs = documents(db)
     assert len(docs) == FILES and {d.outcome for d in docs.values()} == {"ok"}
     for ident in finished:

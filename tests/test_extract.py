@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 import time
 
@@ -12,19 +11,13 @@ from review.errors import ConfigError
 from review.extract import extract_file, normalize, normalize_pages
 from review.extract.isolate import Worker, WorkerPool
 from tests.conftest import shared_path
-from tests.extract_support import PDFS
+from tests.extract_support import PDFS, similarity, tokens
 
 BACKENDS = ["pypdfium2", "pdfplumber"]
 ROUGE_PHRASES = ["ROUGE-1.5.5", "pyrouge", "py-rouge", "-c 95 -r 1000 -n 2 -m", "ROUGE-1", "ROUGE-L",
                  "cross-lingual", "state-of-the-art", "efficient", "configuration"]
 
 
-def tokens(text: str) -> list[str]:
-    return text.split()
-
-
-def similarity(a: str, b: str) -> float:
-    return difflib.SequenceMatcher(None, tokens(a), tokens(b), autojunk=False).ratio()
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

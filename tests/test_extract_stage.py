@@ -142,3 +142,24 @@ def test_two_processes_share_the_queue_without_doing_anything_twice(db, tmp_path
         assert len(texts) == n and all(t.outcome == "ok" for t in texts)
         assert states == ["done"] * n
         assert len(runs) == 2 and sum(r.counts.get("ok", 0) for r in runs) == n
+
+
+def test_the_summary_says_what_other_workers_still_hold(corpus):
+    """Papers another machine's worker claimed are left to it, and the summary says until when."""
+    from datetime import datetime, timedelta, timezone
+
+    from sqlalchemy import update
+
+    from review.extract.stage import queue_documents
+
+    db, settings, ids = corpus
+    queue_documents(db)
+    lease = datetime.now(timezone.utc) + timedelta(minutes=30)
+    with db.session() as s:
+        s.execute(update(WorkItem).where(WorkItem.item_id.in_([ids["rouge"], ids["plain"]]))
+                  .values(state="claimed", worker="gpu-node-7:4242@99:abc123", lease_until=lease))
+    report = run_extract(db, settings, workers=1)
+    assert sum(report.outcomes.values()) == 4
+    assert (report.held.items, report.held.workers) == (2, 1)
+    assert f"2 still held by 1 other worker, until {lease:%Y-%m-%d %H:%M} UTC at the latest" in report.summary
+    assert report.as_dict()["held"]["items"] == 2

@@ -18,7 +18,7 @@ def status(
     json_: JsonOpt = False,
     runs: int = typer.Option(5, "--runs", min=0, help="How many recent runs to list."),
 ) -> None:
-    """How many papers stand at each stage and outcome, and the last runs.
+    """How many papers stand at each stage and outcome, what other workers hold, and the last runs.
 
     Example:
 
@@ -41,6 +41,9 @@ def status(
                 [(r["stage"], r["outcome"], r["reason"] or "", r["count"]) for r in report.stages])
     if report.queue:
         print_table("Work queue", ["stage", "state", "items"], [(q["stage"], q["state"], q["count"]) for q in report.queue])
+    if report.held:
+        print_table("Claimed items", ["stage", "held by workers", "workers", "lease ends by", "abandoned"],
+                    [(h["stage"], h["items"], h["workers"], _when(h["until"]), h["abandoned"]) for h in report.held])
     if report.agreement:
         print_table("Reviewer agreement", ["question", "alpha", "kappa", "items (2+ reviewers)", "annotators"],
                     [(a["question"], "n/a" if a["alpha"] is None else f"{a['alpha']:.3f}",
@@ -48,3 +51,7 @@ def status(
                      for a in report.agreement])
     print_table("Last runs", ["id", "command", "status", "started", "summary"],
                 [(r["id"], r["command"], r["status"], r["started_at"], r["summary"] or "") for r in report.runs])
+
+
+def _when(iso: str | None) -> str:
+    return iso[:16].replace("T", " ") + " UTC" if iso else ""

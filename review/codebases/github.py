@@ -32,7 +32,7 @@ from github import (Auth, BadCredentialsException, Github, GithubException, Rate
 from sqlalchemy import or_, select, update
 from urllib3.util.retry import Retry
 
-from review.claims import claim, enqueue, finish, release, worker_name
+from review.claims import Held, claim, enqueue, finish, release, worker_name
 from review.db.base import utcnow
 from review.db.models import Codebase, WorkItem
 from review.db.session import Database
@@ -42,6 +42,7 @@ from review.log import get_logger
 from review.progress import progress
 from review.runs import record_run
 from review.settings import Settings
+from review.stage import held
 
 log = get_logger("codebases.github")
 
@@ -196,6 +197,7 @@ class GithubResult:
     calls: Counter[str] = field(default_factory=Counter)
     run_id: int | None = None
     stopped: str | None = None
+    held: Held = field(default_factory=Held)  # what other look-up workers still hold
 
     def summary(self) -> str:
         c = self.counts
@@ -205,6 +207,7 @@ class GithubResult:
                 f"{c['error']} errors; rouge found in {c['rouge_yes']}, not in {c['rouge_no']}"
                 f" ({c['search_skipped_no_token']} not searched: no token); {sum(self.calls.values())} API calls "
                 f"({per:.1f} per codebase), {c['rate_limit_waits']} rate-limit waits")
+        text += f"; {self.held.note()}" if self.held.note() else ""
         return text + (f"; stopped: {self.stopped}" if self.stopped else "")
 
 
@@ -283,6 +286,7 @@ def run_github(db: Database, settings: Settings, *, limit: int | None = None, re
                 done += 1
                 if done % 20 == 0:
                     run.checkpoint()
+        result.held = held(db, STAGE)
         result.calls = Counter(client.calls)
         result.counts["rate_limit_waits"] = sum(client.waited.values())
         run.counts.update({f"calls_{k}": v for k, v in client.calls.items()})

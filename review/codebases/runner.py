@@ -25,10 +25,10 @@ from review.db.models import Codebase, CodeFinding, WorkItem
 from review.db.session import Database
 from review.errors import InputFileError
 from review.log import get_logger
-from review.claims import enqueue
+from review.claims import Held, enqueue
 from review.runs import RunRecorder, record_run
 from review.settings import Settings
-from review.stage import drain
+from review.stage import drain, held
 
 log = get_logger("codebases.scan")
 
@@ -82,13 +82,15 @@ class ScanResult:
     counts: Counter[str] = field(default_factory=Counter)
     packages: Counter[str] = field(default_factory=Counter)
     run_id: int | None = None
+    held: Held = field(default_factory=Held)  # what other scan workers still hold
 
     def summary(self) -> str:
         c = self.counts
         top = ", ".join(f"{k} {v}" for k, v in self.packages.most_common(5)) or "none"
         failed = sum(v for k, v in c.items() if k not in ("ok", "skipped_deleted"))
+        held = f"; {self.held.note()}" if self.held.note() else ""
         return (f"scanned {c['ok']} codebases ({failed} failed, {c['skipped_deleted']} deleted on GitHub skipped); "
-                f"packages: {top}")
+                f"packages: {top}{held}")
 
 
 def run_scan(db: Database, settings: Settings, *, limit: int | None = None, rescan: bool = False,
@@ -124,6 +126,7 @@ def run_scan(db: Database, settings: Settings, *, limit: int | None = None, resc
 
         outcomes = drain(db, STAGE, handle, run=run, batch=5, limit=limit, describe="code scan")
         result.counts.update(outcomes)
+        result.held = held(db, STAGE)
         run.counts.update({f"package:{k}": v for k, v in result.packages.items()})
         run.summary = result.summary()
     return result

@@ -11,7 +11,6 @@ one transaction, so an item is never recorded twice or lost between the two.
 from __future__ import annotations
 
 import concurrent.futures as cf
-import socket
 import threading
 from collections import Counter, deque
 from dataclasses import dataclass, field
@@ -20,16 +19,17 @@ from typing import Sequence
 from sqlalchemy import Select, exists, func, select, update
 from sqlalchemy.orm import Session
 
-from review.claims import Claim, claim, enqueue, finish, release, worker_name
+from review.claims import Claim, Held, claim, enqueue, finish, release, worker_name
 from review.db.models import Document, Paper, WorkItem
 from review.db.session import Database
 from review.download.fetch import FetchResult, Interrupted, Prior, fetch_pdf
-from review.download.store import PdfStore, pid_alive
+from review.download.store import PdfStore
 from review.http import HttpClient, host_key, redact_url
 from review.log import get_logger
 from review.progress import progress
 from review.runs import RunRecorder
 from review.settings import Settings
+from review.stage import held
 
 log = get_logger("download")
 
@@ -43,6 +43,7 @@ class DownloadReport:
     queued: int = 0
     counts: Counter[str] = field(default_factory=Counter)
     stale_temp_files: int = 0
+    held: Held = field(default_factory=Held)  # what other download workers still hold
 
     @property
     def failed(self) -> int:
@@ -60,11 +61,13 @@ class DownloadReport:
         text += f", {self.failed} failed"
         if reasons:
             text += " (" + ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items())) + ")"
+        if self.held.note():
+            text += "; " + self.held.note()
         return text
 
     def as_dict(self) -> dict:
         return {"queued": self.queued, "counts": dict(self.counts), "failed": self.failed,
-                "stale_temp_files": self.stale_temp_files, "summary": self.summary}
+                "stale_temp_files": self.stale_temp_files, "held": self.held.as_dict(), "summary": self.summary}
 
 
 def run_download(db: Database, settings: Settings, *, run: RunRecorder | None = None, limit: int | None = None,
@@ -82,7 +85,6 @@ def run_download(db: Database, settings: Settings, *, run: RunRecorder | None = 
     report = DownloadReport(stale_temp_files=store.clean_stale())
     among = _papers(venues, years)
     with db.session() as s:
-        _release_dead_local_workers(s)
         report.queued = _enqueue(s, among, retry_failed=retry_failed, refresh=refresh)
     own_client = client is None
     client = client or HttpClient(settings.http)
@@ -92,6 +94,7 @@ def run_download(db: Database, settings: Settings, *, run: RunRecorder | None = 
     finally:
         if own_client:
             client.close()
+        report.held = held(db, STAGE)
         if run is not None:
             run.summary = report.summary
     return report
@@ -122,30 +125,6 @@ def _enqueue(session: Session, among: Select, *, retry_failed: bool, refresh: bo
             .execution_options(synchronize_session=False))
         added += result.rowcount or 0
     return added
-
-
-def _release_dead_local_workers(session: Session) -> int:
-    """Hand back at once the claims of killed download processes on this machine.
-
-    Their leases would expire anyway; releasing now lets a rerun right after a SIGKILL
-    pick the items up instead of waiting out the lease.
-    """
-    me = socket.gethostname()
-    rows = session.execute(select(WorkItem.worker).where(WorkItem.stage == STAGE, WorkItem.state == "claimed")
-                           .distinct()).scalars().all()
-    dead = []
-    for name in rows:
-        host, _, rest = (name or "").partition(":")
-        pid_text = rest.partition(":")[0]
-        if host == me and pid_text.isdigit() and not pid_alive(int(pid_text)):
-            dead.append(name)
-    if dead:
-        session.execute(update(WorkItem).where(WorkItem.stage == STAGE, WorkItem.state == "claimed",
-                                               WorkItem.worker.in_(dead))
-                        .values(state="pending", worker=None, lease_until=None)
-                        .execution_options(synchronize_session=False))
-        log.info("took back the items of %d killed download process(es)", len(dead))
-    return len(dead)
 
 
 def _available(session: Session, among: Select) -> int:

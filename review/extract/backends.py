@@ -16,6 +16,7 @@ one of the stored words: encrypted, corrupt, no_text, timeout, memory, crash.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,33 @@ class ExtractFailure(Exception):
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
         self.detail = detail
+
+
+# How C libraries and wrappers word a failed allocation when no MemoryError reaches us.
+_ALLOCATION = re.compile(r"cannot allocate|unable to allocate|out of memory|bad_alloc|insufficient memory", re.I)
+
+
+def allocation_failure(exc: BaseException) -> bool:
+    """Whether `exc` is, or wraps, a failed allocation (a Flate bomb under the memory cap).
+
+    pdfplumber wraps pdfminer's MemoryError ("Unable to allocate output buffer") in its
+    own exception, so the type alone does not tell: the chain and the messages are read.
+    """
+    todo: list[BaseException | None] = [exc]
+    seen: set[int] = set()
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, MemoryError) or _ALLOCATION.search(str(e)):
+            return True
+        todo += [e.__cause__, e.__context__, *(a for a in e.args if isinstance(a, BaseException))]
+    return False
+
+
+def _unreadable(exc: BaseException, detail: str) -> ExtractFailure:
+    return ExtractFailure("memory" if allocation_failure(exc) else "corrupt", detail)
 
 
 @dataclass
@@ -65,7 +93,7 @@ def read_pypdfium2(path: Path) -> RawText:
         msg = str(exc)
         if "password" in msg.lower():
             raise ExtractFailure("encrypted", msg) from None
-        raise ExtractFailure("corrupt", msg) from None
+        raise _unreadable(exc, msg) from None
     pages: list[str] = []
     try:
         for i in range(len(doc)):
@@ -77,7 +105,7 @@ def read_pypdfium2(path: Path) -> RawText:
                 finally:
                     tp.close()
             except pdfium.PdfiumError as exc:
-                raise ExtractFailure("corrupt", f"page {i + 1}: {exc}") from None
+                raise _unreadable(exc, f"page {i + 1}: {exc}") from None
             finally:
                 page.close()
     finally:
@@ -162,14 +190,14 @@ def read_pdfplumber(path: Path) -> RawText:
         name = type(inner).__name__
         if "Password" in name or "Encrypt" in name:
             raise ExtractFailure("encrypted", name) from None
-        raise ExtractFailure("corrupt", f"{name}: {inner}") from None
+        raise _unreadable(exc, f"{name}: {inner}") from None
     pages: list[str] = []
     try:
         for i, page in enumerate(pdf.pages):
             try:
                 pages.append(_plumber_page_text(page))
             except PdfminerException as exc:
-                raise ExtractFailure("corrupt", f"page {i + 1}: {exc}") from None
+                raise _unreadable(exc, f"page {i + 1}: {exc}") from None
             finally:
                 page.close()
     finally:
@@ -180,12 +208,18 @@ def read_pdfplumber(path: Path) -> RawText:
 # --- Test hooks -----------------------------------------------------------------------
 # Documented stand-ins for failures no small PDF can cause quickly: "test:sleep" hangs
 # (for the timeout test), "test:hog" allocates memory until the worker's cap stops it
-# (for the memory test). Only `extract_file(backend=...)` accepts them; settings do not.
+# (for the memory test), "test:spin" burns CPU without end (for the CPU-time limit).
+# Only `extract_file(backend=...)` accepts them; settings do not.
 
 
 def _test_sleep(path: Path) -> RawText:
     time.sleep(3600)
     raise AssertionError("unreachable")
+
+
+def _test_spin(path: Path) -> RawText:
+    while True:  # burns CPU, as a parser looping on a hostile PDF does
+        pass
 
 
 def _test_hog(path: Path) -> RawText:
@@ -201,6 +235,7 @@ BACKENDS: dict[str, Callable[[Path], RawText]] = {
 TEST_BACKENDS: dict[str, Callable[[Path], RawText]] = {
     "test:sleep": _test_sleep,
     "test:hog": _test_hog,
+    "test:spin": _test_spin,
 }
 
 

@@ -11,7 +11,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from review.extract.backends import MIN_LETTERS_PER_PAGE, ExtractFailure, backend_version, get_backend
+from review.extract.backends import (MIN_LETTERS_PER_PAGE, ExtractFailure, allocation_failure, backend_version,
+                                     get_backend)
 from review.extract.normalize import NORMALIZER_VERSION, normalize_pages
 
 
@@ -71,8 +72,9 @@ def extract_in_process(path: str | Path, backend: str = "pypdfium2") -> Extracti
                                  time.perf_counter() - start)
     except RecursionError as exc:
         return Extraction.failed(backend, "corrupt", f"RecursionError: {exc}", time.perf_counter() - start)
-    except Exception as exc:  # parsers raise anything on a malformed file
-        return Extraction.failed(backend, "corrupt", f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
+    except Exception as exc:  # parsers raise anything on a malformed file, or wrap a failed allocation
+        reason = "memory" if allocation_failure(exc) else "corrupt"
+        return Extraction.failed(backend, reason, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
     seconds = time.perf_counter() - start
     n = len(raw.pages)
     if n == 0 or letters(text) < MIN_LETTERS_PER_PAGE * n:

@@ -11,15 +11,23 @@ PDF gets a healthy worker.
 
 Workers are forked (cheap restarts, the backends already imported). The pool is one
 event loop over the workers' pipes, so the parent has no threads when it forks.
+
+A worker never outlives its parent: on Linux the kernel kills it when the parent dies
+(PR_SET_PDEATHSIG); everywhere, a worker holds no copy of any parent-side pipe end, so
+the parent's death closes its pipe and an idle worker's read ends (end of file). And a
+worker cannot burn CPU past its time limit even with nobody left to kill it: before each
+PDF its CPU-time limit (RLIMIT_CPU) is set to what it has used plus `timeout`.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import multiprocessing as mp
 import os
 import signal
 import sys
 import time
+import weakref
 from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as mp_wait
 from pathlib import Path
@@ -61,9 +69,59 @@ def _limit_memory(memory_mb: int) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def _worker_main(conn: Connection, memory_mb: int) -> None:
+# Parent-side ends of every worker's pipe, so that each new child closes its copies: a
+# child holding one would keep that pipe open after the parent died (no end of file).
+_PARENT_ENDS: "weakref.WeakSet[Connection]" = weakref.WeakSet()
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies (Linux only)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):  # no prctl: end of file on the pipe still stops an idle worker
+            pass
+    if os.getppid() != parent_pid:  # the parent died before the request was in place
+        os._exit(0)
+
+
+def _detach_from_parent_files() -> None:
+    """Close the child's copies of parent-side pipe ends, and point fds 0-2 at /dev/null.
+
+    Whoever reads the parent's stdout or stderr (a pipe, `| tee`, a test) sees the end of
+    it when the parent exits, not when the last orphaned worker does.
+    """
+    for end in list(_PARENT_ENDS):
+        end.close()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def _limit_cpu(seconds: float) -> None:
+    """Let this process use at most `seconds` more CPU time; past that the kernel ends it (SIGXCPU)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    soft = int(usage.ru_utime + usage.ru_stime + seconds) + 1
+    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def _worker_main(conn: Connection, memory_mb: int, timeout: float, parent_pid: int) -> None:
     """Child loop: receive (path, backend), send back an Extraction as a dict."""
+    _die_with_parent(parent_pid)
+    if faulthandler.is_enabled():  # a worker's crash is reported by the parent, not dumped on its terminal
+        faulthandler.disable()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
+    signal.signal(signal.SIGXCPU, signal.SIG_DFL)  # the CPU-time limit ends the process
+    _detach_from_parent_files()
     # Fresh stdout/stderr objects: a lock held by a parent thread (a progress bar) at fork
     # time must not block the child; parser warnings are noise here anyway.
     sys.stdout = sys.stderr = open(os.devnull, "w")
@@ -76,11 +134,12 @@ def _worker_main(conn: Connection, memory_mb: int) -> None:
     while True:
         try:
             job = conn.recv()
-        except EOFError:
+        except EOFError:  # the parent is gone
             return
         if job is None:
             return
         path, backend = job
+        _limit_cpu(timeout)
         result = extract_in_process(path, backend)
         try:
             conn.send(result.as_dict())
@@ -106,8 +165,9 @@ class Worker:
     def _start(self) -> None:
         ctx = _context()
         parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_worker_main, args=(child, self.memory_mb), daemon=True,
-                           name="review-extract-worker")
+        _PARENT_ENDS.add(parent)
+        proc = ctx.Process(target=_worker_main, args=(child, self.memory_mb, self.timeout, os.getpid()),
+                           daemon=True, name="review-extract-worker")
         proc.start()
         child.close()
         if not parent.poll(60):
@@ -198,6 +258,9 @@ class Worker:
         else:
             what = f"exit code {code}"
         log.warning("%s: extract worker died (%s)", self.path, what)
+        if what == "SIGXCPU":  # its CPU-time limit, the same limit as the wall-clock one
+            return Extraction.failed(self.backend, "timeout", f"CPU time limit of {self.timeout:g} s reached; "
+                                     "worker ended", elapsed)
         # Under a memory cap, allocation failures inside C code end in SIGSEGV/SIGABRT.
         reason = "memory" if what in ("SIGSEGV", "SIGABRT", "SIGBUS") and self.memory_mb > 0 else "crash"
         return Extraction.failed(self.backend, reason, f"worker died ({what})", elapsed)

@@ -24,7 +24,7 @@ from typing import Any, Iterator
 from sqlalchemy import or_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from review.claims import Claim, claim, enqueue, finish, release, worker_name
+from review.claims import Claim, Held, claim, enqueue, finish, release, worker_name
 from review.db.models import Document, PaperText, WorkItem
 from review.db.session import Database
 from review.errors import ConfigError
@@ -34,6 +34,7 @@ from review.extract.isolate import WorkerPool
 from review.log import get_logger
 from review.progress import progress
 from review.runs import RunRecorder
+from review.stage import held as held_elsewhere
 from review.stage import pending_count
 
 STAGE = "extract"
@@ -48,6 +49,7 @@ class ExtractReport:
     queued: int = 0
     backend: str = ""
     workers: int = 0
+    held: Held = field(default_factory=Held)  # what other extract workers still hold
 
     @property
     def ok(self) -> int:
@@ -61,13 +63,14 @@ class ExtractReport:
     def summary(self) -> str:
         reasons = ", ".join(f"{k} {n}" for k, n in sorted(self.outcomes.items()) if k != "ok")
         rate = f", {self.pages / self.seconds:.1f} pages/s" if self.seconds > 0 else ""
+        held = f"; {self.held.note()}" if self.held.note() else ""
         return (f"extract: {self.ok} ok, {self.failed} failed{f' ({reasons})' if reasons else ''}; "
-                f"{self.pages} pages with {self.backend} on {self.workers} workers{rate}")
+                f"{self.pages} pages with {self.backend} on {self.workers} workers{rate}{held}")
 
     def as_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "failed": self.failed, "outcomes": dict(self.outcomes), "pages": self.pages,
                 "seconds": round(self.seconds, 3), "queued": self.queued, "backend": self.backend,
-                "workers": self.workers}
+                "workers": self.workers, "held": self.held.as_dict()}
 
 
 def default_workers(configured: int) -> int:
@@ -195,6 +198,7 @@ def run_extract(db: Database, settings: Any, *, run: RunRecorder | None = None, 
         if held:  # interrupted: hand unfinished claims back at once instead of after the lease
             with db.session() as s:
                 release(s, list(held.values()), me)
+    report.held = held_elsewhere(db, STAGE, me)
     if run is not None:
         run.summary = report.summary
     return report

@@ -28,6 +28,9 @@ class Run(Base):
     error: Mapped[str | None] = mapped_column(Text)
     host: Mapped[str | None] = mapped_column(String(255))
     pid: Mapped[int | None]
+    # The process's start time (review.claims.ProcessId): a run still "running" whose
+    # process is gone is marked interrupted, and a reused pid is not taken for it.
+    pid_start: Mapped[str | None] = mapped_column(String(32))
     started_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None]
 
