@@ -42,7 +42,7 @@ def status(
     if report.queue:
         print_table("Work queue", ["stage", "state", "items"], [(q["stage"], q["state"], q["count"]) for q in report.queue])
     if report.agreement:
-        print_table("Reviewer agreement", ["question", "alpha", "kappa", "items (2+ reviewers)", "annotators"],
+        print_table("Reviewer agreement", ["question", "alpha", "kappa (Cohen; mean of pairs)", "items (2+ reviewers)", "annotators"],
                     [(a["question"], "n/a" if a["alpha"] is None else f"{a['alpha']:.3f}",
                       "n/a" if a["kappa"] is None else f"{a['kappa']:.3f}", a["units"], a["annotators"])
                      for a in report.agreement])

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from review.compute.catalog import load_catalog
 from review.compute.labels import CodeInput, PaperInput, compute_paper
-from review.compute.resolution import read_decisions, resolve_decisions
+from review.compute.human import Human, human_inputs
 from review.compute.rows import current_digest, json_text, parse_json, rows_digest, write_rows
 from review.db.models import Codebase, Paper, PaperLabel, RuleSet
 from review.db.session import Database
@@ -84,9 +84,10 @@ def choose_rule_set(session: Session, wanted: str, configured: tuple[str, str] |
                         item="compute.rule_set", hint="run `review label` first, or clear the setting")
 
 
-def gather_inputs(session: Session, settings: ComputeSettings,
-                  configured: tuple[str, str] | None = None) -> tuple[list[PaperInput], RuleSet | None]:
-    """Read every paper's inputs with a handful of bulk queries (no per-paper round trips)."""
+def gather_inputs(session: Session, settings: ComputeSettings, configured: tuple[str, str] | None = None,
+                  run_id: int | None = None) -> tuple[list[PaperInput], RuleSet | None]:
+    """Read every paper's inputs with a handful of bulk queries (no per-paper round trips);
+    the human answers are the stored resolutions, refreshed first (`review.resolution`)."""
     rule_set = choose_rule_set(session, settings.rule_set, configured)
     inputs = {pid: PaperInput(pid) for (pid,) in session.execute(
         select(Paper.id).where(Paper.removed.is_(False), Paper.retracted.is_(False)).order_by(Paper.id))}
@@ -100,20 +101,21 @@ def gather_inputs(session: Session, settings: ComputeSettings,
                 inputs[pid].label = {"prelim": prelim, "computes": computes, "params": parse_json(params) or [],
                                      "protocol": parse_json(protocol) or [], "variants": parse_json(variants) or [],
                                      "packages": parse_json(packages) or []}
-    by_paper, by_code = read_decisions(session)
-    for pid, ds in by_paper.items():
+    by_paper, by_code = human_inputs(session, run_id)
+    for pid, human in by_paper.items():
         if pid in inputs:
-            inputs[pid].human = resolve_decisions(ds)
+            inputs[pid].human, inputs[pid].disputed = human.answers, human.disputed
     rows = session.execute(select(Codebase.id, Codebase.paper_id, Codebase.url, Codebase.official,
                                   Codebase.code_rouge_prelim, Codebase.scan_outcome, Codebase.packages,
                                   Codebase.anti_features))
     for cid, pid, url, official, prelim, scan_outcome, packages, anti in rows:
         if pid not in inputs:
             continue
+        human = by_code.get(cid, Human())
         inputs[pid].codes.append(CodeInput(url=url, official=official, code_rouge_prelim=prelim,
                                            scanned=scan_outcome == "ok", packages=list(packages or []),
-                                           anti_features=list(anti or []),
-                                           human=resolve_decisions(by_code.get(cid, []))))
+                                           anti_features=list(anti or []), human=human.answers,
+                                           disputed=human.disputed))
     return list(inputs.values()), rule_set
 
 
@@ -129,7 +131,11 @@ def run_compute(db: Database, settings: Settings, *, dry_run: bool = False, forc
     arguments = {"dry_run": dry_run, **settings.compute.model_dump()}
     with record_run(db, "compute", arguments) as run:
         with db.session() as s:
-            inputs, rule_set = gather_inputs(s, settings.compute, configured_rules(settings))
+            inputs, rule_set = gather_inputs(s, settings.compute, configured_rules(settings), run.id)
+            if dry_run:  # the refreshed resolutions too: a dry run writes nothing
+                if rule_set is not None:
+                    s.expunge(rule_set)
+                s.rollback()
         if rule_set is not None:
             result.rule_set = f"{rule_set.name}@{rule_set.sha256[:12]}"
             run.rules_sha256 = rule_set.sha256
