@@ -186,7 +186,7 @@ def test_pull_resolves_by_majority_marks_ties_and_measures_agreement(db, setting
     assert (rows[(a, "P1")].status, rows[(a, "P1")].answer) == ("majority", [])  # r1 alone lists parameters
     agree = {r["question"]: r for r in res.agreement}
     assert agree["P0"]["alpha"] == pytest.approx(3 / 16) and agree["P0"]["kappa"] == pytest.approx(52 / 165)
-    assert agree["P0"]["kappa_method"] == "cohen, mean over reviewer pairs"
+    assert agree["P0"]["kappa_method"] == "cohen, mean of pairs"
     assert {tuple(sorted(p["annotators"])): pytest.approx(p["kappa"]) for p in agree["P0"]["kappa_pairs"]} == {
         tuple(sorted((r1.email, r2.email))): 6 / 11, tuple(sorted((r1.email, r3.email))): 0.2,
         tuple(sorted((r2.email, r3.email))): 0.2}
@@ -601,3 +601,48 @@ def test_code_review_queue_and_pull(sdb, settings, ls_server, reviewers):
         assert {r.codebase_id for r in rows} == {cbs[0]} and all(r.paper_id is None for r in rows)
         assert {r.question: r.answer for r in rows} == {"C0": "yes", "C1": ["GL/rougescore"], "C2": "no",
                                                         "note": "two scorers"}
+
+
+@pytest.mark.slow
+def test_the_issue_on_the_sample_survey(settings, ls_server, reviewers, tmp_path):
+    """Issue 17 as found: the sample survey, queued with two reviewers per paper task. A 1-1 tie on
+    P4 of 2020.sample-1.4 (automated: MS/rouge; the newest answer: ROUGE-1.5.5) and a reviewer's
+    C0 = no on the codebase of 2020.sample-1.5. Without review, its exports are the survey's own."""
+    from review.compute import run_compute
+    from review.db.models import Codebase, Paper
+    from review.export import run_export
+    from review.survey import run_sample_survey
+
+    survey = run_sample_survey(settings)
+    db = Database(survey.database)
+    try:
+        name = title()
+        run_queue(db, settings, "papers", project=name, client=ls_server.client(), overlap=2)
+        code = run_queue(db, settings, "code", project=name + " code", client=ls_server.client())
+        unreviewed = run_export(db, settings, out_dir=tmp_path / "unreviewed")
+        assert (unreviewed.out_dir / "dataset.csv").read_bytes() == (survey.out_dir / "dataset.csv").read_bytes()
+        with db.session() as s:
+            tied = s.scalar(select(Paper.id).where(Paper.ident == "2020.sample-1.4"))
+            coded = s.scalar(select(Paper.id).where(Paper.ident == "2020.sample-1.5"))
+            (codebase,) = s.scalars(select(Codebase.id).where(Codebase.paper_id == coded)).all()
+        tasks = task_ids(db)
+        r1, r2, _ = reviewers
+        r1.client.create_annotation(tasks[tied], [choices("P0", "yes"), choices("P4", "MS/rouge")])
+        r2.client.create_annotation(tasks[tied], [choices("P0", "yes"), choices("P4", "ROUGE-1.5.5")])
+        remote = {t.ref: t.id for t in ls_server.client().all_tasks(code.project_id)}
+        r1.client.create_annotation(remote[f"codebase:{codebase}"], [choices("C0", "no")])
+        pulled = run_pull(db, settings, client=ls_server.client())
+        assert pulled.resolutions.get("tie") == 1
+        run_compute(db, settings)
+        out = run_export(db, settings, out_dir=tmp_path / "reviewed")
+        with (out.out_dir / "dataset.csv").open() as fh:
+            rows = {r["paper_ident"]: r for r in csv.DictReader(fh)}
+        p4 = rows["2020.sample-1.4"]
+        assert json.loads(p4["paper_packages"]) == ["MS/rouge"] and p4["r2"] == "true"
+        assert json.loads(p4["label_sources"])["P4"] == "disputed" and p4["label_source"] == "disputed"
+        c0 = rows["2020.sample-1.5"]
+        assert (c0["has_code"], c0["code_rouge"], c0["r3"], c0["code_urls"]) == ("false", "", "false", "[]")
+        assert json.loads(c0["label_sources"])["C0"] == "human" and "C2" not in json.loads(c0["label_sources"])
+        assert "<td>2020.sample-1.4</td><td>P4</td>" in (out.out_dir / "report.html").read_text()
+    finally:
+        db.dispose()

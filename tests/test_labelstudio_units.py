@@ -71,7 +71,7 @@ def test_pairwise_kappa_with_three_reviewers_matches_hand_computed_values():
     rows = agreement_from_votes([Vote("papers", ord(u), "P0", r, "yes" if a == "y" else "no", False, 0)
                                  for u, answers in P0.items() for r, a in answers.items()])
     (p0,) = rows
-    assert p0["kappa"] == pytest.approx(13 / 30) and p0["kappa_method"] == "cohen, mean over reviewer pairs"
+    assert p0["kappa"] == pytest.approx(13 / 30) and p0["kappa_method"] == "cohen, mean of pairs"
     assert len(p0["kappa_pairs"]) == 3 and p0["alpha"] == pytest.approx(1 / 3)
 
 

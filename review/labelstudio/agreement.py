@@ -30,7 +30,7 @@ from review.answers import PARAMS, UNSURE, normalize_param, param_strings, vote_
 from review.resolution import Vote, live_votes
 
 STRINGS = "P1 strings"
-PAIRWISE = "cohen, mean over reviewer pairs"
+PAIRWISE = "cohen, mean of pairs"
 
 
 def cohen_kappa(pairs: list[tuple[str, str]]) -> float | None:
