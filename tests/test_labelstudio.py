@@ -181,7 +181,7 @@ def test_pull_resolves_by_majority_marks_ties_and_measures_agreement(db, setting
         assert note.answer == "checked section 4"
     assert {k: (rows[(k, "P0")].status, rows[(k, "P0")].answer) for k in ids} == {
         a: ("agreed", "yes"), b: ("majority", "yes"), c: ("majority", "yes"), d: ("tie", None), e: ("agreed", "no")}
-    assert rows[(d, "P0")].needs_adjudication and rows[(c, "P2")].status == "tie"
+    assert rows[(d, "P0")].needs_adjudication and rows[(c, "P2")].status == "tie" and res.to_adjudicate == 2
     assert rows[(b, "P2")].status == "agreed" and rows[(b, "P2")].answer == ["f-score", "recall"]
     assert (rows[(a, "P1")].status, rows[(a, "P1")].answer) == ("majority", [])  # r1 alone lists parameters
     agree = {r["question"]: r for r in res.agreement}
@@ -353,6 +353,7 @@ def test_cant_tell_and_hidden_questions(sdb, settings, ls_server, reviewers):
         assert s.scalar(select(func.count()).select_from(HumanDecision)
                         .where(HumanDecision.question == "P4")) == 0
     assert set(rows) == {"P0"} and (rows["P0"].status, rows["P0"].needs_adjudication) == ("unsure", True)
+    assert res.to_adjudicate == 1
     (p0,) = [r for r in res.agreement if r["question"] == "P0"]
     assert (p0["units"], p0["items"], p0["cant_tell"]) == (0, 1, 1)
     adj = run_queue(sdb, settings, "papers", project=name + " adj", select_="disputed", client=ls_server.client())
@@ -371,6 +372,8 @@ def test_a_plain_rerun_keeps_the_reviewers_per_task(sdb, settings, ls_server):
     assert again.overlap == 2 and ls_server.client().get_project(q.project_id)["maximum_annotations"] == 2
     asked = run_queue(sdb, settings, "papers", project=name, client=ls_server.client(), overlap=3)
     assert asked.overlap == 3 and ls_server.client().get_project(q.project_id)["maximum_annotations"] == 3
+    dry = run_queue(sdb, settings, "papers", project=name, client=ls_server.client(), overlap=1, dry_run=True)
+    assert dry.unchanged == 2 and ls_server.client().get_project(q.project_id)["maximum_annotations"] == 3
 
 
 def test_the_same_server_under_another_spelling_is_the_same_origin(sdb, settings, ls_server, reviewers):

@@ -168,13 +168,6 @@ class LabelStudioClient:
             return {u.id: (u.email or u.username or f"user:{u.id}") for u in self._sdk.users.list()}
 
     # --- projects
-    def find_project(self, title: str) -> int | None:
-        with self._call("list projects"):
-            for p in self._sdk.projects.list(title=title, page_size=100):
-                if p.title == title:
-                    return p.id
-        return None
-
     def projects(self) -> dict[int, dict[str, Any]]:
         """Every project on the server: id -> {title, created_at} (one light listing)."""
         with self._call("list projects"):

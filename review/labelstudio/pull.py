@@ -19,10 +19,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from review.db.base import utcnow
-from review.db.models import HumanProject, HumanTask
+from review.db.models import HumanProject, HumanResolution, HumanTask
 from review.db.session import Database
 from review.errors import ServiceError
 from review.labelstudio.agreement import agreement_report
@@ -52,6 +52,7 @@ class PullResult:
     failed_projects: list[str] = field(default_factory=list)
     gone_projects: list[str] = field(default_factory=list)  # deleted in Label Studio before (skipped)
     resolutions: dict[str, int] = field(default_factory=dict)
+    to_adjudicate: int = 0  # questions waiting for an adjudicator (ties, "can't tell")
     agreement: list[dict[str, Any]] = field(default_factory=list)
     agreement_file: str | None = None
 
@@ -63,12 +64,10 @@ class PullResult:
             setattr(self, key, getattr(self, key) + counts.get(key, 0))
 
     def summary(self) -> str:
-        ties = self.resolutions.get("tie", 0)
-        disputed = ties + self.resolutions.get("unsure", 0)
         failed = f"; {len(self.failed_projects)} project(s) failed" if self.failed_projects else ""
         gone = f"; {len(self.gone_projects)} gone project(s) skipped" if self.gone_projects else ""
         return (f"pull: {self.new} new, {self.updated} updated, {self.withdrawn + self.deleted} withdrawn/deleted "
-                f"decisions from {self.tasks} tasks in {self.projects} project(s); {disputed} disputed question(s) "
+                f"decisions from {self.tasks} tasks in {self.projects} project(s); {self.to_adjudicate} question(s) "
                 f"to adjudicate{failed}{gone}")
 
 
@@ -87,6 +86,8 @@ def finish(db: Database, settings: Settings, result: PullResult, run_id: int | N
     """Resolve, measure agreement and export it (shared by pull and file import)."""
     with db.session() as s:
         result.resolutions = resolve_all(s, run_id)
+        result.to_adjudicate = s.scalar(select(func.count()).select_from(HumanResolution)
+                                        .where(HumanResolution.needs_adjudication.is_(True))) or 0
     with db.session() as s:
         result.agreement = agreement_report(s)
     out = settings.resolve(settings.exports_dir) / AGREEMENT_FILE

@@ -171,7 +171,10 @@ def _project(db: Database, client: LabelStudioClient, kind: str, title: str, ove
                               title=title, kind=kind, purpose="adjudication" if adjudication else "review")
             s.add(hp)
             s.flush()
-        return pid, hp.id if hp else None, int(info.get("maximum_annotations") or overlap or default)
+        hp_id = hp.id if hp else None
+        if dry_run:
+            s.rollback()  # what reconcile noticed is written by a real run
+        return pid, hp_id, int(info.get("maximum_annotations") or overlap or default)
 
 
 def _refresh_config(client: LabelStudioClient, pid: int, info: dict[str, Any], xml: str) -> None:
