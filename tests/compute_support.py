@@ -205,3 +205,34 @@ def bulk_corpus(db: Database, n: int, seed: int = 7) -> None:
                                 (PaperLabel, labels), (Codebase, codes), (HumanDecision, decisions)):
                 if rows:
                     s.execute(insert(model.__table__), rows)
+
+
+def add_paper(db: Database, ident: str, label: dict[str, Any] | None = None,
+              codes: list[dict[str, Any]] | None = None) -> tuple[int, list[int]]:
+    """One more ROUGE paper (labelled under the known corpus's rule set) with its codebases."""
+    from sqlalchemy import select
+
+    with db.session() as s:
+        rs = s.scalar(select(RuleSet).where(RuleSet.sha256 == RULES_SHA))
+        p = Paper(ident=ident, source="acl", title=f"Paper {ident}", authors=["A. Author"], year=2021, venue="acl")
+        s.add(p)
+        s.flush()
+        s.add(Document(paper_id=p.id, outcome="ok", sha256=ident * 8))
+        s.add(PaperText(paper_id=p.id, outcome="ok", content="ROUGE text"))
+        s.add(PaperLabel(paper_id=p.id, rule_set_id=rs.id, **(label or _label())))
+        cids = []
+        for n, spec in enumerate(codes or []):
+            cb = Codebase(paper_id=p.id, url=f"https://github.com/x/{ident}-{n}", scan_outcome="ok", **spec)
+            s.add(cb)
+            s.flush()
+            cids.append(cb.id)
+        return p.id, cids
+
+
+def adjudication_source(db: Database, origin: str = "file:adjudication", kind: str = "papers") -> str:
+    """Register `origin` as an adjudication source (what queue --select disputed creates)."""
+    from review.db.models import HumanProject
+
+    with db.session() as s:
+        s.add(HumanProject(origin=origin, title="adjudication", kind=kind, purpose="adjudication"))
+    return origin

@@ -187,3 +187,27 @@ def choices(name: str, *values: str) -> dict:
 
 def text(name: str, *lines: str) -> dict:
     return {"from_name": name, "to_name": "evidence", "type": "textarea", "value": {"text": list(lines)}}
+
+
+def seed_code(db, paper_ids: list[int] | None = None) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    """Two scanned codebases (on the first paper unless named): one whose repository is gone
+    (predicted C0 = no), one with a package and an anti-feature; their ids (gone, alive)."""
+    from sqlalchemy import select
+
+    from review.db.models import Codebase, CodeFinding, Paper
+
+    with db.session() as s:
+        pid = (paper_ids or [s.scalar(select(Paper.id).order_by(Paper.id))])[0]
+        made = []
+        for n, (status, packages, anti) in enumerate((("deleted", [], []),
+                                                      ("exists", ["GL/rougescore"], ["several packages"]))):
+            cb = Codebase(paper_id=pid, url=f"https://github.com/o/r{pid}-{n}", host="github.com", owner="o",
+                          name=f"r{pid}-{n}", lookup_status=status, code_rouge_prelim=True, scan_outcome="ok",
+                          scan_commit="abc123", packages=packages, anti_features=anti)
+            s.add(cb)
+            s.flush()
+            s.add(CodeFinding(codebase_id=cb.id, kind="package", source="import", label="GL/rougescore",
+                              file="eval.py", line=3, text="from rouge_score import rouge_scorer",
+                              rules_sha256="c" * 64))
+            made.append(cb.id)
+    return made[0], made[1]

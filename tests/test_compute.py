@@ -10,12 +10,14 @@ without a PDF or text.
 
 from __future__ import annotations
 
+import csv
 import json
 
 import pytest
 from sqlalchemy import select
 
-from review.compute import load_catalog, parse_bool, parse_list, resolve_decisions, Decision, run_compute
+from review.answers import parse_bool, parse_list
+from review.compute import load_catalog, run_compute
 from review.db.models import Paper, Reproducibility, Run
 from review.errors import RuleFileError
 from review.settings import Settings
@@ -85,14 +87,6 @@ def test_dry_run_writes_nothing(db):
     assert result.reproducible == 4 and _rows(db) == {}
 
 
-def test_majority_latest_per_reviewer_and_ties_go_to_the_newest():
-    from datetime import timedelta
-    d = lambda q, a, v, m, i: Decision(q, a, T0 + timedelta(minutes=m), i, v)  # noqa: E731
-    assert resolve_decisions([d("P0", "a", True, 0, 1), d("P0", "a", False, 5, 2), d("P0", "b", True, 1, 3)]) == {"P0": False}
-    assert resolve_decisions([d("P0", "a", True, 0, 1), d("P0", "b", False, 1, 2), d("P0", "c", False, 2, 3)]) == {"P0": False}
-    assert resolve_decisions([d("P4", "a", ("X",), 0, 1), d("P4", "b", ("Y",), 1, 2)]) == {"P4": ["Y"]}
-
-
 @pytest.mark.parametrize("answer,value", [(True, True), ("No", False), (["Yes"], True), ({"choices": ["No"]}, False),
                                           ("maybe", None), (["Yes", "No"], None)])
 def test_bool_answers(answer, value):
@@ -139,20 +133,6 @@ def test_cli_compute_json(cli, tmp_path):
     assert "computed 13 papers" in err
 
 
-def test_p1_parameter_strings_vote_as_yes_and_adjudication_wins():
-    from datetime import timedelta
-    from review.compute import parse_answer
-    assert parse_answer("P1", ["-c 95 -n 2"]) == ["-c 95 -n 2"] and parse_answer("P1", []) == []
-    assert parse_answer("P1", "no") is False and parse_answer("P1", ["NONE"]) == []
-    d = lambda q, a, v, m, i, adj=False: Decision(q, a, T0 + timedelta(minutes=m), i, v, adjudication=adj)  # noqa: E731
-    # two reviewers copied different strings: both are "yes", the newest strings are kept
-    assert resolve_decisions([d("P1", "a", ("-n 2",), 0, 1), d("P1", "b", ("-n 2 -m",), 1, 2),
-                              d("P1", "c", (), 2, 3)]) == {"P1": ["-n 2 -m"]}
-    # an adjudicator overrules a 2-1 majority
-    assert resolve_decisions([d("P0", "a", True, 0, 1), d("P0", "b", True, 1, 2), d("P0", "c", False, 2, 3),
-                              d("P0", "judge", False, 3, 4, True)]) == {"P0": False}
-
-
 def test_human_parameter_strings_fill_params(db):
     from sqlalchemy import insert
     from review.db.models import HumanDecision
@@ -179,3 +159,114 @@ def test_default_rule_set_is_the_configured_rule_file_not_the_newest(db):
     settings = Settings()
     settings.compute.rule_set = "bleu"
     assert run_compute(db, settings).rule_set.startswith("bleu@")
+
+
+# --- human answers: one resolution rule, every codebase answer, ties stay ties (issue 17)
+
+def _decide(db, *rows) -> None:
+    from sqlalchemy import insert
+    from review.db.models import HumanDecision
+    with db.session() as s:
+        s.execute(insert(HumanDecision), list(rows))
+
+
+def _row(db, paper_id):
+    with db.session() as s:
+        return s.scalar(select(Reproducibility).where(Reproducibility.paper_id == paper_id))
+
+
+def test_a_reviewers_c0_no_takes_the_codebase_out(db):
+    """The issue's codebase 3: the scan alone makes the paper reproducible through R3; one
+    reviewer says the repository is not the paper's code (C0 = no)."""
+    from tests.compute_support import add_paper, decision
+    known_corpus(db)
+    pid, (cid,) = add_paper(db, "q01", codes=[{"packages": ["rouge-score"], "anti_features": []}])
+    run_compute(db, Settings())
+    before = _row(db, pid)
+    assert (before.has_code, before.code_rouge, before.r3, before.reproducible) == (True, True, True, True)
+    assert before.sources["C0"] == "automated"
+    _decide(db, decision(codebase_id=cid, question="C0", answer="no", annotator="r1"))
+    run_compute(db, Settings())
+    after = _row(db, pid)
+    assert (after.has_code, after.code_rouge, after.r3, after.reproducible) == (False, None, False, False)
+    assert after.code_urls == [] and after.code_packages == [] and after.sources["C0"] == "human"
+    assert "C2" not in after.sources and after.label_source == "mixed"
+
+
+def test_codebase_c1_and_c2_answers_count_per_codebase(db):
+    from tests.compute_support import add_paper, decision
+    known_corpus(db)
+    pid, (a, b) = add_paper(db, "q02", codes=[{"packages": ["rouge-score"], "anti_features": []},
+                                              {"packages": [], "anti_features": []}])
+    _decide(db, decision(codebase_id=a, question="C0", answer="yes", annotator="r1"),
+            decision(codebase_id=a, question="C1", answer=["MS/rouge"], annotator="r1"),
+            decision(codebase_id=a, question="C2", answer="no", annotator="r1"))
+    run_compute(db, Settings())
+    row = _row(db, pid)
+    assert row.code_packages == ["MS/rouge"] and row.code_rouge is False and row.r3 is False
+    assert row.sources["C0"] == "mixed" and row.sources["C1"] == "mixed" and row.sources["C2"] == "mixed"
+
+
+def test_a_tie_keeps_the_automated_answer_flagged_disputed_until_adjudicated(db, tmp_path):
+    """p01 (automated P4 = ROUGE-1.5.5, reproducible by R1): one reviewer says PT/rouge, a
+    later one MS/rouge. The old rule took the newest (MS/rouge, R2 true, "human")."""
+    from review.export import run_export
+    from tests.compute_support import adjudication_source, decision
+    ids = known_corpus(db)
+    _decide(db, decision(paper_id=ids["p01"], question="P4", answer=["PT/rouge"], annotator="r1", minutes=1),
+            decision(paper_id=ids["p01"], question="P4", answer=["MS/rouge"], annotator="r2", minutes=2))
+    run_compute(db, Settings())
+    row = _row(db, ids["p01"])
+    assert row.paper_packages == ["ROUGE-1.5.5"] and row.r2 is False and row.reproducible is True
+    assert row.sources["P4"] == "disputed" and row.label_source == "disputed"
+    out = run_export(db, Settings(), out_dir=tmp_path / "out")
+    with (out.out_dir / "dataset.csv").open() as fh:
+        p01 = next(r for r in csv.DictReader(fh) if r["paper_ident"] == "p01")
+    assert json.loads(p01["label_sources"])["P4"] == "disputed" and p01["label_source"] == "disputed"
+    report = (out.out_dir / "report.html").read_text()
+    assert "Disputed answers" in report and "<td>p01</td><td>P4</td>" in report
+    # the adjudicator settles it: their answer is used, as a human answer
+    origin = adjudication_source(db)
+    _decide(db, {**decision(paper_id=ids["p01"], question="P4", answer=["MS/rouge"], annotator="judge", minutes=3),
+                 "origin": origin})
+    run_compute(db, Settings())
+    row = _row(db, ids["p01"])
+    assert row.paper_packages == ["MS/rouge"] and row.r2 is True and row.sources["P4"] == "human"
+    out = run_export(db, Settings(), out_dir=tmp_path / "again")
+    assert "Disputed answers" not in (out.out_dir / "report.html").read_text()
+
+
+def test_adjudication_answers_count_only_for_disputed_questions(db):
+    """The adjudicator of a P2 tie also answered P3 (pre-filled NONE): P3 keeps the reviewers'
+    agreed ["stemming"]."""
+    from tests.compute_support import adjudication_source, decision
+    ids = known_corpus(db)
+    origin = adjudication_source(db)
+    p = ids["p02"]
+    _decide(db, decision(paper_id=p, question="P2", answer=["recall"], annotator="r1"),
+            decision(paper_id=p, question="P2", answer=["f-score"], annotator="r2"),
+            decision(paper_id=p, question="P3", answer=["stemming"], annotator="r1"),
+            decision(paper_id=p, question="P3", answer=["stemming"], annotator="r2"),
+            {**decision(paper_id=p, question="P2", answer=["recall"], annotator="judge", minutes=5), "origin": origin},
+            {**decision(paper_id=p, question="P3", answer=["NONE"], annotator="judge", minutes=5), "origin": origin})
+    run_compute(db, Settings())
+    row = _row(db, p)
+    assert row.variants == ["recall"] and row.protocol == ["stemming"]
+    assert row.sources["P2"] == "human" and row.sources["P3"] == "human"
+
+
+def test_compute_uses_the_stored_resolutions_and_a_dry_run_stores_nothing(db):
+    from review.db.models import HumanResolution
+    from tests.compute_support import decision
+    ids = known_corpus(db)
+    run_compute(db, Settings(), dry_run=True)
+    with db.session() as s:
+        assert s.scalar(select(HumanResolution.id).limit(1)) is None
+    run_compute(db, Settings())
+    with db.session() as s:
+        stored = {(r.kind, r.question): r.status for r in s.scalars(select(HumanResolution))}
+    assert stored[("code", "C2")] == "majority" and stored[("papers", "P0")] == "agreed"
+    _decide(db, decision(paper_id=ids["p07"], question="P0", answer="can't tell", annotator="r1"))
+    run_compute(db, Settings())
+    row = _row(db, ids["p07"])
+    assert row.paper_rouge is False and row.sources["P0"] == "disputed"

@@ -16,9 +16,11 @@ def compute(ctx: typer.Context, json_: JsonOpt = False, dry_run: DryRunOpt = Fal
             force: bool = typer.Option(False, "--force", help="Rewrite the labels even when nothing changed.")) -> None:
     """Compute the reproducibility labels (R1, R2, R3, software_error, reproducible).
 
-    Human decisions win where they exist (majority of reviewers); automated labels are
-    used otherwise, and every row says which. The package catalog and the open choices
-    are settings (`review config`, section compute).
+    Resolved human answers win where they exist (strict majority of reviewers, or an
+    adjudicator on a disputed question); automated labels are used otherwise, and every
+    row says which (a tie not yet adjudicated keeps the automated answer, flagged
+    "disputed"). The package catalog and the open choices are settings (`review config`,
+    section compute).
 
     Example:
 

@@ -27,10 +27,12 @@ def pull(
 ) -> None:
     """Read all annotations (new, updated, deleted) into human decisions and resolve them.
 
-    Several reviewers are resolved by majority; ties are marked for adjudication (queue them
-    with `review queue papers --select disputed`). Prints the agreement per question
-    (Krippendorff's alpha; Cohen's kappa for two reviewers) and writes it to
-    exports/human_agreement.json.
+    Several reviewers are resolved by strict majority; ties and "can't tell" are marked for
+    adjudication (queue them with `review queue papers --select disputed`). Prints the
+    agreement per question (Krippendorff's alpha; Cohen's kappa, the mean over reviewer
+    pairs when more than two) and writes it, per pair, to exports/human_agreement.json.
+    A project deleted in Label Studio is marked gone, the others are pulled, and the
+    command exits 7.
 
     Example:
 
@@ -39,24 +41,28 @@ def pull(
         review pull --from-file annotations/export-2026-11-22.json --origin team-b
     """
     from review.labelstudio.offline import import_annotations
-    from review.labelstudio.pull import run_pull
+    from review.labelstudio.pull import PullIncomplete, run_pull
 
     app_ctx = context.get(ctx)
     db = app_ctx.database()
+    incomplete: PullIncomplete | None = None
     if from_file is not None:
         result = import_annotations(db, app_ctx.settings, from_file, origin=origin)
     else:
-        result = run_pull(db, app_ctx.settings, project=project)
+        try:
+            result = run_pull(db, app_ctx.settings, project=project)
+        except PullIncomplete as exc:  # the rest was pulled: show it, then fail
+            result, incomplete = exc.result, exc
     if json_:
         print_json(result.as_dict())
     else:
         if result.agreement:
-            print_table("Agreement per question", ["question", "alpha", "kappa", "items (2+ reviewers)", "annotators",
-                                                   "observed"],
-                        [(a["question"], _fmt(a["alpha"]), _fmt(a["kappa"]), a["units"], a["annotators"],
-                          _fmt(a["observed_agreement"])) for a in result.agreement])
+            print_table("Agreement per question", ["question", "alpha", "kappa", "kappa is", "items (2+ reviewers)",
+                                                   "annotators", "observed", "can't tell"],
+                        [(a["question"], _fmt(a["alpha"]), _fmt(a["kappa"]), a["kappa_method"] or "n/a", a["units"],
+                          a["annotators"], _fmt(a["observed_agreement"]), a["cant_tell"]) for a in result.agreement])
         for failure in result.failed_projects:
             typer.echo(f"failed: {failure}", err=True)
     summary(result.summary())
-    if result.failed_projects:
-        raise typer.Exit(7)
+    if incomplete is not None:
+        raise incomplete

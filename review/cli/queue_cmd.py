@@ -23,7 +23,7 @@ def queue(
     seed: int = typer.Option(0, "--seed", help="Seed for sample, stratified and random order."),
     by: str = typer.Option("year", "--by", help="Stratum for --select stratified: year or venue."),
     order: str = typer.Option("least-certain", "--order", help="least-certain | ident | year | random."),
-    overlap: Optional[int] = typer.Option(None, "--overlap", min=1, help="Reviewers per task (default: label_studio.overlap)."),
+    overlap: Optional[int] = typer.Option(None, "--overlap", min=1, help="Reviewers per task: set on a new project (default label_studio.overlap; 1 to adjudicate), changed on an existing one only when given."),
     rule_set: Optional[str] = typer.Option(None, "--rule-set", help="Use labels of this rule file sha256 (prefix); default the label.rules file, else the newest per paper."),
     offline: Optional[Path] = typer.Option(None, "--offline", help="Write Label Studio import JSON here instead of calling the server."),
     limit: LimitOpt = None,
@@ -34,7 +34,9 @@ def queue(
 
     Creates or reuses the project and imports only items not already there; after a rule
     change it replaces the predictions (model_version = rule file sha256). Reruns never
-    duplicate tasks.
+    duplicate tasks and never change reviewers per task unless --overlap is given.
+    --select disputed builds adjudication tasks: each shows the disputed questions with
+    every reviewer's answer, pre-filled with nothing for them.
 
     Example:
 

@@ -45,7 +45,7 @@ def status(
         print_table("Claimed items", ["stage", "held by workers", "workers", "lease ends by", "abandoned"],
                     [(h["stage"], h["items"], h["workers"], _when(h["until"]), h["abandoned"]) for h in report.held])
     if report.agreement:
-        print_table("Reviewer agreement", ["question", "alpha", "kappa", "items (2+ reviewers)", "annotators"],
+        print_table("Reviewer agreement", ["question", "alpha", "kappa (Cohen; mean of pairs)", "items (2+ reviewers)", "annotators"],
                     [(a["question"], "n/a" if a["alpha"] is None else f"{a['alpha']:.3f}",
                       "n/a" if a["kappa"] is None else f"{a['kappa']:.3f}", a["units"], a["annotators"])
                      for a in report.agreement])

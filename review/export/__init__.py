@@ -154,7 +154,7 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
         _write(report_path, report.build_report(
             stats=fig1, comparison=compare, per_year=per_year, packages=packages, package_totals=totals,
             prisma=flow, manifest=info, figures={k: [p for p in v if p.suffix == ".svg"][0] for k, v in figs.items()},
-            files=[f.name for f in files] + ["manifest.json"]))
+            files=[f.name for f in files] + ["manifest.json"], disputed=ds.disputed(records)))
         files.append(report_path)
         info["files"] = {f.name: _sha256(f) for f in files}
         files.append(_write(out / "manifest.json", _json(info)))

@@ -4,7 +4,10 @@ Rows are read with one joined query and sorted by `paper_ident`, and every value
 fixed text form, so the same database always gives the same bytes. Lists stay lists in
 JSONL and Parquet and are JSON text in CSV; booleans are `true`/`false`, unknown is empty
 (CSV) or null. `software_error` is a nullable boolean: null means unknown (no package, or
-only packages whose correctness was never tested).
+only packages whose correctness was never tested). `label_sources` says per question
+whether the value is a human answer, automated, mixed (several codebases), or disputed:
+reviewers left it undecided (a tie, or "can't tell"), so the automated answer stands
+until an adjudicator settles it; `label_source` is disputed when any question is.
 """
 
 from __future__ import annotations
@@ -109,6 +112,16 @@ def read_records(session: Session) -> list[Record]:
         }
         out.append(Record(values, document_ok=doc_outcome == "ok", text_ok=text_outcome == "ok",
                           labeled=prelim is not None, computed=rid is not None))
+    return out
+
+
+def disputed(records: Iterable[Record]) -> list[tuple[str, list[str]]]:
+    """(paper ident, its disputed questions) for every paper with any, in ident order."""
+    out = []
+    for rec in records:
+        questions = sorted(q for q, s in (rec.values["label_sources"] or {}).items() if s == "disputed")
+        if questions:
+            out.append((rec.values["paper_ident"], questions))
     return out
 
 

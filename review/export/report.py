@@ -53,7 +53,8 @@ def inline_svg(path: Path) -> str:
 
 def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_year: list[dict[str, Any]],
                  packages: list[dict[str, Any]], package_totals: dict[str, Any], prisma: list[tuple[str, str, int]],
-                 manifest: dict[str, Any], figures: dict[str, Path], files: list[str]) -> str:
+                 manifest: dict[str, Any], figures: dict[str, Path], files: list[str],
+                 disputed: list[tuple[str, list[str]]] | None = None) -> str:
     m = manifest
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -68,6 +69,7 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
               [(c["statistic"], c["paper_wording"],
                 _pct(c["published"]) if c["unit"] == "share" else c["published"],
                 _pct(c["this_run"]) if c["unit"] == "share" else c["this_run"]) for c in comparison]),
+        disputed_section(disputed or []),
         "<h2>Figure 1 statistics</h2>",
         f'<p class="small">Bootstrap {m["settings"]["export"]["confidence"]:.0%} intervals, '
         f'{m["settings"]["export"]["bootstrap_samples"]} resamples, seed {m["settings"]["export"]["seed"]}.</p>',
@@ -101,3 +103,15 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
         "</body></html>",
     ]
     return "\n".join(p for p in parts if p) + "\n"
+
+
+def disputed_section(disputed: list[tuple[str, list[str]]]) -> str:
+    """Papers with questions reviewers left undecided: shown only when there are any."""
+    if not disputed:
+        return ""
+    return (f"<h2>Disputed answers</h2><p>{len(disputed)} paper{'s' if len(disputed) != 1 else ''} have questions "
+            "the reviewers left undecided (a tie, or &ldquo;can&rsquo;t tell&rdquo;) that no adjudicator has settled "
+            "yet: the automated answers are used for them, and the dataset&rsquo;s <code>label_sources</code> says "
+            "<code>disputed</code>. Queue them with <code>review queue papers --select disputed</code> (and "
+            "<code>review queue code --select disputed</code>).</p>"
+            + table(["paper", "disputed questions"], [(ident, ", ".join(qs)) for ident, qs in disputed]))

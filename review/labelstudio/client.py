@@ -14,6 +14,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator
+from urllib.parse import urlsplit
 
 import httpx
 from label_studio_sdk import LabelStudio
@@ -26,6 +27,30 @@ from review.settings import Settings
 log = get_logger("labelstudio")
 
 URL_ENV = "LABEL_STUDIO_URL"
+LOOPBACK = {"localhost", "127.0.0.1", "::1", "ip6-localhost", "ip6-loopback"}
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class ProjectNotFound(ServiceError):
+    """The project is not on the server (deleted in Label Studio)."""
+
+
+def normalize_server_url(url: str) -> str:
+    """One spelling per server: scheme and host in lower case, every loopback name as
+    "localhost", no default port, no credentials, query or trailing slash."""
+    parts = urlsplit(url.strip() if "://" in url else f"http://{url.strip()}")
+    scheme = (parts.scheme or "http").lower()
+    host = (parts.hostname or "").lower()
+    if host in LOOPBACK or host.startswith("127."):
+        host = "localhost"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None and port != DEFAULT_PORTS.get(scheme):
+        netloc += f":{port}"
+    return f"{scheme}://{netloc}{parts.path.rstrip('/')}"
 
 
 def plain(obj: Any) -> Any:
@@ -35,6 +60,13 @@ def plain(obj: Any) -> Any:
     if isinstance(obj, list):
         return [plain(x) for x in obj]
     return obj
+
+
+def _iso(value: Any) -> str | None:
+    """A timestamp as one fixed text (Label Studio gives ISO strings or datetimes)."""
+    if value is None:
+        return None
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
 
 
 @dataclass
@@ -61,8 +93,10 @@ class LabelStudioClient:
             raise ConfigError(f"no Label Studio API key: the environment variable {key_env} is empty",
                               hint=f"export {key_env}=<token from Label Studio: Account & Settings>")
         self.url = url.rstrip("/")
+        self.server_url = normalize_server_url(url)
         self.key_env = key_env
         self._sdk = LabelStudio(base_url=self.url, api_key=api_key, timeout=timeout)
+        self._identity: tuple[str | None] | None = None
 
     def __repr__(self) -> str:  # never show the key
         return f"LabelStudioClient({self.url!r})"
@@ -76,8 +110,8 @@ class LabelStudioClient:
         return cls(url, key, key_env=ls.api_key_env, timeout=ls.timeout)
 
     def origin(self, project_id: int) -> str:
-        """How decisions from one project are labelled: server URL and project id, no key."""
-        return f"label_studio:{self.url}#{project_id}"
+        """How decisions from one project are labelled: normalized server URL and project id, no key."""
+        return f"label_studio:{self.server_url}#{project_id}"
 
     @contextmanager
     def _call(self, what: str, *, project_id: int | None = None) -> Iterator[None]:
@@ -99,9 +133,9 @@ class LabelStudioClient:
                 raise ServiceError(f"Label Studio refused the API key ({what}, HTTP {status})", item=self.url,
                                    hint=f"check {self.key_env}: copy the token from Account & Settings") from None
             if status == 404 and project_id is not None:
-                raise ServiceError(f"Label Studio project {project_id} not found; was it deleted? ({what})",
-                                   item=self.origin(project_id),
-                                   hint="decisions already pulled are kept; queue again to make a new project") from None
+                raise ProjectNotFound(f"Label Studio project {project_id} not found; was it deleted? ({what})",
+                                      item=self.origin(project_id),
+                                      hint="decisions already pulled are kept; queue again to make a new project") from None
             body = str(exc.body)[:300]
             raise ServiceError(f"Label Studio answered HTTP {status} ({what}): {body}", item=self.url) from None
 
@@ -110,23 +144,41 @@ class LabelStudioClient:
         with self._call("check the API key"):
             return plain(self._sdk.users.whoami())
 
+    def identity(self) -> str | None:
+        """The server's own identity: its organization's id and creation time (the same
+        whatever URL reaches it; a reinstalled server gets a new one). None if not readable."""
+        if self._identity is None:
+            me = self.whoami()
+            org_id = me.get("active_organization")
+            with self._call("read the organization"):
+                try:
+                    orgs = [plain(o) for o in self._sdk.organizations.list()]
+                except ApiError as exc:
+                    if exc.status_code not in (403, 404):
+                        raise
+                    orgs = []
+            org = next((o for o in orgs if o.get("id") == org_id), None)
+            found = f"organization {org_id} created {org['created_at']}" if org and org.get("created_at") else None
+            self._identity = (found,)
+        return self._identity[0]
+
     def users(self) -> dict[int, str]:
         """User id -> e-mail (the stable name of an annotator)."""
         with self._call("list users"):
             return {u.id: (u.email or u.username or f"user:{u.id}") for u in self._sdk.users.list()}
 
     # --- projects
-    def find_project(self, title: str) -> int | None:
+    def projects(self) -> dict[int, dict[str, Any]]:
+        """Every project on the server: id -> {title, created_at} (one light listing)."""
         with self._call("list projects"):
-            for p in self._sdk.projects.list(title=title, page_size=100):
-                if p.title == title:
-                    return p.id
-        return None
+            return {p.id: {"title": p.title, "created_at": _iso(p.created_at)}
+                    for p in self._sdk.projects.list(include="id,title,created_at", page_size=100)}
 
     def get_project(self, project_id: int) -> dict[str, Any]:
         with self._call("read the project", project_id=project_id):
             p = self._sdk.projects.get(project_id)
-        return {"id": p.id, "title": p.title, "maximum_annotations": getattr(p, "maximum_annotations", None)}
+        return {"id": p.id, "title": p.title, "maximum_annotations": getattr(p, "maximum_annotations", None),
+                "created_at": _iso(getattr(p, "created_at", None)), "label_config": getattr(p, "label_config", None)}
 
     def create_project(self, title: str, label_config: str, overlap: int, description: str = "") -> int:
         with self._call("create the project"):
@@ -134,6 +186,10 @@ class LabelStudioClient:
                                           description=description, show_skip_button=True)
         log.info("created Label Studio project %s (%s)", p.id, title)
         return p.id
+
+    def set_label_config(self, project_id: int, label_config: str) -> None:
+        with self._call("update the labeling configuration", project_id=project_id):
+            self._sdk.projects.update(project_id, label_config=label_config)
 
     def set_overlap(self, project_id: int, overlap: int) -> None:
         with self._call("set reviewers per task", project_id=project_id):
@@ -224,6 +280,10 @@ class LabelStudioClient:
                     self._sdk.predictions.delete(p["id"])
             new = self._sdk.predictions.create(task=task_id, result=result, model_version=model_version)
         return new.id
+
+    def update_task_data(self, task_id: int, data: dict[str, Any], *, project_id: int | None = None) -> None:
+        with self._call(f"update the data of task {task_id}", project_id=project_id):
+            self._sdk.tasks.update(str(task_id), data=data)
 
     # --- annotations (what a reviewer does; tests use it to act as reviewers)
     def create_annotation(self, task_id: int, result: list[dict[str, Any]], **extra: Any) -> int:

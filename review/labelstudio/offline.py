@@ -2,10 +2,13 @@
 
 `export_tasks` writes the queue as Label Studio import JSON (tasks with predictions);
 the team imports it, reviews, and exports the project as JSON; `import_annotations`
-reads that export into the same `HumanDecision` rows a pull would write. The origin
-(`file:<name>`, default the file's stem) identifies the source: importing a later export
-under the same origin updates decisions, never duplicates them, and marks annotations
-missing from the newer (complete) export as deleted.
+reads that export into the same `HumanDecision` rows a pull would write, and resolves
+them with the same rule. The origin (`file:<name>`, default the file's stem) identifies
+the source: importing a later export under the same origin updates decisions, never
+duplicates them, and marks annotations missing from the newer (complete) export as
+deleted. Adjudication tasks (`--select disputed --offline`) carry `data.purpose =
+"adjudication"`, so their export is registered as an adjudication source, as a pull
+registers an adjudication project.
 """
 
 from __future__ import annotations
@@ -15,9 +18,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from review.db.models import Codebase, Paper
+from sqlalchemy import select
+
+from review.db.models import Codebase, HumanProject, Paper
 from review.db.session import Database
 from review.errors import InputFileError
+from review.labelstudio.adjudication import PURPOSE
 from review.labelstudio.decisions import ingest, mark_missing_deleted
 from review.labelstudio.pull import PullResult, finish
 from review.labelstudio.queue import QueueResult, run_queue
@@ -58,6 +64,7 @@ def import_annotations(db: Database, settings: Settings, path: Path, *, origin: 
     tasks = _read(path)
     result = PullResult(projects=1)
     with record_run(db, "pull --from-file", {"file": str(path), "origin": origin}) as run:
+        _register_adjudication(db, tasks, origin, path)
         seen: set[str] = set()
         counts: Counter[str] = Counter()
         with db.session() as s:
@@ -89,3 +96,19 @@ def import_annotations(db: Database, settings: Settings, path: Path, *, origin: 
         run.count("skipped", counts.get("skipped", 0))
         run.summary = result.summary()
     return result
+
+
+def _register_adjudication(db: Database, tasks: list[dict[str, Any]], origin: str, path: Path) -> None:
+    """An export of adjudication tasks is an adjudication source (its answers settle only disputes)."""
+    kinds = {parsed[0] for t in tasks if (t.get("data") or {}).get("purpose") == PURPOSE
+             and (parsed := parse_ref((t.get("data") or {}).get("ref")))}
+    if not kinds:
+        return
+    with db.session() as s:
+        row = s.scalar(select(HumanProject).where(HumanProject.origin == origin))
+        if row is None:
+            s.add(HumanProject(origin=origin, url=None, project_id=None, title=f"file {path.name}",
+                               kind=sorted(kinds)[0], purpose=PURPOSE))
+        elif row.purpose != PURPOSE:
+            raise InputFileError(f"{origin} holds review answers; these are adjudication tasks", item=str(path),
+                                 hint="import the adjudication export under its own --origin")

@@ -1,9 +1,12 @@
 """`review pull`: reviewers' annotations into human decisions, resolved and measured.
 
-Reads every task of every queued project page by page (committing each page, so an
+Reads every task of every project queued on this server (the server found by what it
+is, see `review.labelstudio.projects`) page by page (committing each page, so an
 interrupted pull keeps what it read and a rerun picks up the rest without duplicating),
 notices updated and cancelled annotations, and marks deletions only after a complete
-listing (a half-finished pull never mistakes unread annotations for deleted ones). Then
+listing (a half-finished pull never mistakes unread annotations for deleted ones). A
+project deleted in Label Studio is marked gone and the others are read; the run is then
+recorded as failed (`PullIncomplete`), and later pulls skip the gone project. Then
 recomputes the resolutions and the agreement per question, and writes the agreement to
 `<exports_dir>/human_agreement.json`.
 """
@@ -16,17 +19,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from review.db.base import utcnow
-from review.db.models import HumanProject, HumanTask
+from review.db.models import HumanProject, HumanResolution, HumanTask
 from review.db.session import Database
 from review.errors import ServiceError
 from review.labelstudio.agreement import agreement_report
-from review.labelstudio.client import LabelStudioClient
+from review.labelstudio.client import LabelStudioClient, ProjectNotFound
 from review.labelstudio.decisions import ingest, mark_missing_deleted
-from review.labelstudio.resolve import resolve_all
+from review.labelstudio.projects import elsewhere, reconcile, this_server
 from review.labelstudio.tasks import label_config, parse_ref
+from review.resolution import resolve_all
 from review.log import get_logger
 from review.progress import progress
 from review.runs import record_run
@@ -46,7 +50,9 @@ class PullResult:
     withdrawn: int = 0  # questions no longer answered, or skipped annotations
     deleted: int = 0  # annotations gone from their origin
     failed_projects: list[str] = field(default_factory=list)
+    gone_projects: list[str] = field(default_factory=list)  # deleted in Label Studio before (skipped)
     resolutions: dict[str, int] = field(default_factory=dict)
+    to_adjudicate: int = 0  # questions waiting for an adjudicator (ties, "can't tell")
     agreement: list[dict[str, Any]] = field(default_factory=list)
     agreement_file: str | None = None
 
@@ -58,16 +64,30 @@ class PullResult:
             setattr(self, key, getattr(self, key) + counts.get(key, 0))
 
     def summary(self) -> str:
-        ties = self.resolutions.get("tie", 0)
         failed = f"; {len(self.failed_projects)} project(s) failed" if self.failed_projects else ""
+        gone = f"; {len(self.gone_projects)} gone project(s) skipped" if self.gone_projects else ""
         return (f"pull: {self.new} new, {self.updated} updated, {self.withdrawn + self.deleted} withdrawn/deleted "
-                f"decisions from {self.tasks} tasks in {self.projects} project(s); {ties} tie(s) to adjudicate{failed}")
+                f"decisions from {self.tasks} tasks in {self.projects} project(s); {self.to_adjudicate} question(s) "
+                f"to adjudicate{failed}{gone}")
+
+
+class PullIncomplete(ServiceError):
+    """Something could not be read (a project deleted, a server error): everything else
+    was pulled and resolved, and the run is recorded as failed. Carries the result."""
+
+    def __init__(self, result: PullResult):
+        super().__init__(f"{len(result.failed_projects)} project(s) could not be pulled: "
+                         + "; ".join(result.failed_projects),
+                         hint="decisions already pulled are kept; the other projects were pulled")
+        self.result = result
 
 
 def finish(db: Database, settings: Settings, result: PullResult, run_id: int | None) -> None:
     """Resolve, measure agreement and export it (shared by pull and file import)."""
     with db.session() as s:
         result.resolutions = resolve_all(s, run_id)
+        result.to_adjudicate = s.scalar(select(func.count()).select_from(HumanResolution)
+                                        .where(HumanResolution.needs_adjudication.is_(True))) or 0
     with db.session() as s:
         result.agreement = agreement_report(s)
     out = settings.resolve(settings.exports_dir) / AGREEMENT_FILE
@@ -124,34 +144,52 @@ def run_pull(db: Database, settings: Settings, *, project: str | None = None,
              on_page: Callable[[int], None] | None = None) -> PullResult:
     """Pull every project queued on this Label Studio server (or the one titled `project`).
 
-    `on_page(n)` is called after page n is committed (progress hooks; tests interrupt there).
+    Raises `PullIncomplete` (after pulling everything else) when a project could not be
+    read. `on_page(n)` is called after page n is committed (progress hooks; tests
+    interrupt there).
     """
     result = PullResult()
     page_size = page_size or settings.label_studio.page_size
     with record_run(db, "pull", {"project": project, "page_size": page_size}) as run:
         client = client or LabelStudioClient.from_settings(settings)
         client.whoami()
+        server = this_server(client)
         with db.session() as s:
-            q = select(HumanProject).where(HumanProject.url == client.url).order_by(HumanProject.id)
-            if project:
-                q = q.where(HumanProject.title == project)
-            projects = list(s.scalars(q))
-        if project and not projects:
+            found = reconcile(s, server, run.id)
+            others = elsewhere(s, server) if not found.live and not found.gone else []
+        projects = [hp for hp in found.live if not project or hp.title == project]
+        result.failed_projects += found.gone
+        result.gone_projects = found.already_gone
+        if project and not projects and not found.gone:
             raise ServiceError(f"no queued project titled {project!r} on this server", item=client.url,
                                hint="run `review queue` first, or check --project")
+        if others:
+            log.warning("no project queued on %s; queued projects live on: %s", server.url, ", ".join(others))
         users = client.users()
         for hp in projects:
             try:
                 _pull_project(db, client, hp, users, result, run.id, page_size, on_page)
                 result.projects += 1
-            except ServiceError as exc:  # one deleted project must not stop the others
+            except ProjectNotFound as exc:  # deleted since the listing: gone, the others go on
+                _gone(db, hp, "deleted in Label Studio")
+                result.failed_projects.append(f"{hp.origin} ({hp.title}): {exc.message}")
+            except ServiceError as exc:  # one failing project must not stop the others
                 log.error("%s: %s", hp.origin, exc)
-                result.failed_projects.append(f"{hp.origin}: {exc.message}")
+                result.failed_projects.append(f"{hp.origin} ({hp.title}): {exc.message}")
         finish(db, settings, result, run.id)
         for key in ("tasks", "new", "updated", "unchanged", "withdrawn", "deleted"):
             run.count(key, getattr(result, key))
         run.count("failed_projects", len(result.failed_projects))
+        run.count("gone_projects", len(result.gone_projects))
         run.summary = result.summary()
-        if result.failed_projects and not result.projects:  # nothing could be read: the run failed
-            raise ServiceError(result.failed_projects[0], hint="decisions already pulled are kept")
+        if result.failed_projects:
+            raise PullIncomplete(result)
     return result
+
+
+def _gone(db: Database, hp: HumanProject, reason: str) -> None:
+    with db.session() as s:
+        row = s.get(HumanProject, hp.id)
+        if row is not None and row.gone_at is None:
+            row.gone_at, row.gone_reason = utcnow(), reason
+    log.error("%s (%s): %s; its decisions are kept", hp.origin, hp.title, reason)

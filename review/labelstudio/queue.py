@@ -4,8 +4,10 @@ Creates or reuses the Label Studio project, then reconciles: the project's own t
 (by each task's `ref`) is the truth, so a rerun, even after a crash between import and
 commit, never imports an item twice. A task whose prediction came from another rule-file
 version gets its prediction replaced; tasks already annotated keep their annotations
-(predictions and annotations are separate in Label Studio). `--offline FILE` writes the
-same tasks as Label Studio import JSON instead.
+(predictions and annotations are separate in Label Studio). A rerun never changes the
+project's reviewers per task unless `overlap` is given. `--select disputed` builds
+adjudication tasks (`review.labelstudio.adjudication`). `--offline FILE` writes the same
+tasks as Label Studio import JSON instead.
 """
 
 from __future__ import annotations
@@ -13,16 +15,19 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from sqlalchemy import select
 
 from review.db.models import HumanProject, HumanTask, RuleSet
 from review.db.session import Database
-from review.errors import ConfigError, InputFileError, ReviewError
+from review.errors import ConfigError, InputFileError, ReviewError, ServiceError
+from review.labelstudio.adjudication import adjudication_config, adjudication_task
 from review.labelstudio.client import LabelStudioClient
+from review.labelstudio.projects import new_origin, reconcile, this_server
 from review.labelstudio.select import choose, order
 from review.labelstudio.tasks import KINDS, Candidate, build_task, candidates, label_config, ref_of
+from review.resolution import disputes
 from review.log import get_logger
 from review.progress import progress
 from review.runs import record_run
@@ -81,13 +86,10 @@ def _select(db: Database, kind: str, select_: str, n: int | None, seed: int, by:
     return chosen[:limit] if limit else chosen
 
 
-def write_offline(db: Database, kind: str, chosen: list[Candidate], path: Path) -> int:
+def write_offline(db: Database, kind: str, chosen: list[Candidate], path: Path, adjudication: bool = False) -> int:
     """Label Studio import JSON: a list of {data, predictions} objects."""
-    config = label_config(kind)
-    tasks = []
-    with db.session() as s:
-        for c in chosen:
-            tasks.append(build_task(s, c, config))
+    build = _builder(db, kind, adjudication)
+    tasks = [build(c) for c in chosen]
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(path.suffix + ".part")
@@ -103,16 +105,20 @@ def run_queue(db: Database, settings: Settings, kind: str, *, project: str | Non
               overlap: int | None = None, rule_set: str | None = None, limit: int | None = None,
               offline: Path | None = None, dry_run: bool = False,
               client: LabelStudioClient | None = None) -> QueueResult:
-    """Queue `kind` ('papers' or 'code') items for review; see the module docstring."""
+    """Queue `kind` ('papers' or 'code') items for review; see the module docstring.
+
+    `overlap` (reviewers per task) is set on a new project (default label_studio.overlap,
+    1 for adjudication) and changed on an existing one only when given.
+    """
     if kind not in KINDS:
         raise ConfigError(f"unknown queue {kind!r}", hint="review queue papers|code")
     adjudication = select_ == "disputed"
-    overlap = 1 if adjudication else (overlap or settings.label_studio.overlap)
     title = project or DEFAULT_TITLES[kind] + (" (adjudication)" if adjudication else "")
     args = {"kind": kind, "project": title, "select": select_, "n": n, "seed": seed, "by": by, "order": order_,
             "overlap": overlap, "rule_set": rule_set, "limit": limit, "offline": str(offline) if offline else None,
             "dry_run": dry_run}
-    result = QueueResult(kind=kind, project=title, overlap=overlap, dry_run=dry_run)
+    default = 1 if adjudication else settings.label_studio.overlap
+    result = QueueResult(kind=kind, project=title, overlap=overlap or default, dry_run=dry_run)
     with record_run(db, f"queue {kind}", args) as run:
         if kind == "papers" and not rule_set:
             rule_set = default_rule_set(db, settings)
@@ -121,50 +127,73 @@ def run_queue(db: Database, settings: Settings, kind: str, *, project: str | Non
         if offline is not None:
             result.offline_file = str(offline)
             if not dry_run:
-                write_offline(db, kind, chosen, offline)
+                write_offline(db, kind, chosen, offline, adjudication)
             run.count("exported", len(chosen))
             run.summary = result.summary()
             return result
         client = client or LabelStudioClient.from_settings(settings)
         client.whoami()  # a wrong key or a dead server fails here, before anything is written
-        _sync(db, client, kind, title, chosen, result, overlap, adjudication, dry_run, run.id)
+        _sync(db, client, kind, title, chosen, result, overlap, default, adjudication, dry_run, run.id)
         for key in ("imported", "updated", "unchanged"):
             run.count(key, getattr(result, key))
-        run.rules_sha256 = chosen[0].model_version if chosen and kind == "papers" else None
+        run.rules_sha256 = chosen[0].model_version if chosen and kind == "papers" and not adjudication else None
         run.summary = result.summary()
     return result
 
 
-def _project(db: Database, client: LabelStudioClient, kind: str, title: str, overlap: int, adjudication: bool,
-             dry_run: bool) -> tuple[int | None, int | None]:
-    """(Label Studio project id, HumanProject id), creating either when missing."""
-    config = label_config(kind)
-    pid = client.find_project(title)
+def _project(db: Database, client: LabelStudioClient, kind: str, title: str, overlap: int | None, default: int,
+             adjudication: bool, dry_run: bool, run_id: int) -> tuple[int | None, int | None, int]:
+    """(Label Studio project id, HumanProject id, reviewers per task), creating either when
+    missing. An existing project keeps its reviewers per task unless `overlap` is given."""
+    config = adjudication_config(kind) if adjudication else label_config(kind)
+    server = this_server(client)
+    titled = sorted(pid for pid, p in server.remote.items() if p["title"] == title)
+    pid = titled[0] if titled else None
     if pid is None:
         if dry_run:
-            return None, None
-        pid = client.create_project(title, config.xml, overlap,
-                                    description=f"review queue {kind}: {'adjudication of ties' if adjudication else 'verification of automated labels'}")
+            return None, None, overlap or default
+        purpose = "adjudication of disputed questions" if adjudication else "verification of automated labels"
+        pid = client.create_project(title, config.xml, overlap or default, description=f"review queue {kind}: {purpose}")
+        info = client.get_project(pid)
+        server.remote[pid] = {"title": title, "created_at": info["created_at"]}
     else:
         info = client.get_project(pid)
-        if info.get("maximum_annotations") != overlap and not dry_run:
-            client.set_overlap(pid, overlap)
-    origin = client.origin(pid)
+        if not dry_run:
+            if overlap is not None and info.get("maximum_annotations") != overlap:
+                client.set_overlap(pid, overlap)
+                info["maximum_annotations"] = overlap
+            _refresh_config(client, pid, info, config.xml)
     with db.session() as s:
-        hp = s.scalar(select(HumanProject).where(HumanProject.origin == origin))
+        hp = next((h for h in reconcile(s, server, run_id).live if h.project_id == pid), None)
         if hp is None and not dry_run:
-            hp = HumanProject(origin=origin, url=client.url, project_id=pid, title=title, kind=kind,
-                              purpose="adjudication" if adjudication else "review")
+            hp = HumanProject(origin=new_origin(s, client, pid, info.get("created_at")), url=server.url,
+                              server_id=server.identity, project_id=pid, remote_created=info.get("created_at"),
+                              title=title, kind=kind, purpose="adjudication" if adjudication else "review")
             s.add(hp)
             s.flush()
-        return pid, hp.id if hp else None
+        hp_id = hp.id if hp else None
+        if dry_run:
+            s.rollback()  # what reconcile noticed is written by a real run
+        return pid, hp_id, int(info.get("maximum_annotations") or overlap or default)
+
+
+def _refresh_config(client: LabelStudioClient, pid: int, info: dict[str, Any], xml: str) -> None:
+    """Give an existing project the current form (e.g. a new "can't tell" choice)."""
+    if info.get("label_config") and info["label_config"].strip() != xml.strip():
+        try:
+            client.set_label_config(pid, xml)
+        except ServiceError as exc:  # Label Studio refuses a form its annotations no longer fit
+            log.warning("project %s keeps its labeling configuration: %s", pid, exc.message)
 
 
 def _sync(db: Database, client: LabelStudioClient, kind: str, title: str, chosen: list[Candidate],
-          result: QueueResult, overlap: int, adjudication: bool, dry_run: bool, run_id: int) -> None:
-    pid, hp_id = _project(db, client, kind, title, overlap, adjudication, dry_run)
+          result: QueueResult, overlap: int | None, default: int, adjudication: bool, dry_run: bool,
+          run_id: int) -> None:
+    pid, hp_id, result.overlap = _project(db, client, kind, title, overlap, default, adjudication, dry_run, run_id)
     result.project_id = pid
-    result.origin = client.origin(pid) if pid else ""
+    with db.session() as s:
+        hp = s.get(HumanProject, hp_id) if hp_id else None
+        result.origin = hp.origin if hp else (client.origin(pid) if pid else "")
     remote: dict[str, Any] = {}
     if pid is not None:
         for t in client.all_tasks(pid, annotations=False):
@@ -172,7 +201,7 @@ def _sync(db: Database, client: LabelStudioClient, kind: str, title: str, chosen
                 remote.setdefault(t.ref, t)
     with db.session() as s:
         known = {t.item_id: t for t in s.scalars(select(HumanTask).where(HumanTask.project_ref == hp_id))} if hp_id else {}
-    config = label_config(kind)
+    build = _builder(db, kind, adjudication)
     pending: list[tuple[Candidate, dict[str, Any]]] = []
 
     def flush() -> None:
@@ -180,53 +209,68 @@ def _sync(db: Database, client: LabelStudioClient, kind: str, title: str, chosen
             return
         ids = client.import_tasks(pid, [task for _, task in pending])
         with db.session() as s:
-            for (c, _), task_id in zip(pending, ids):
+            for (c, task), task_id in zip(pending, ids):
                 s.add(HumanTask(project_ref=hp_id, kind=kind, item_id=c.item_id, task_id=task_id,
-                                model_version=c.model_version, run_id=run_id))
+                                model_version=task["predictions"][0]["model_version"], run_id=run_id))
         result.imported += len(pending)
         pending.clear()
 
     with progress(len(chosen), f"queue {kind}") as bar:
         for c in chosen:
-            ref = ref_of(kind, c.item_id)
-            t = remote.get(ref)
+            t = remote.get(ref_of(kind, c.item_id))
+            task = build(c) if adjudication or (t is None and not dry_run) else None
+            version = task["predictions"][0]["model_version"] if task else c.model_version
             if t is None:
                 if dry_run:
                     result.imported += 1
                 else:
-                    with db.session() as s:
-                        pending.append((c, build_task(s, c, config)))
+                    pending.append((c, task))  # type: ignore[arg-type]
                     if len(pending) >= IMPORT_BATCH:
                         flush()
             else:
-                versions = {p.get("model_version") for p in t.predictions}
-                changed = versions != {c.model_version}
-                if changed:
+                if {p.get("model_version") for p in t.predictions} != {version}:
                     result.updated += 1
                     if not dry_run:
-                        with db.session() as s:
-                            task = build_task(s, c, config)
-                        client.replace_predictions(t.id, task["predictions"][0]["result"], c.model_version,
+                        task = task or build(c)
+                        if adjudication:  # the dispute itself changed: show the current one
+                            client.update_task_data(t.id, task["data"], project_id=pid)
+                        client.replace_predictions(t.id, task["predictions"][0]["result"], version,
                                                    old=t.predictions, project_id=pid)
                 else:
                     result.unchanged += 1
                 if not dry_run:
-                    _remember(db, hp_id, kind, c, t.id, known, run_id)
+                    _remember(db, hp_id, kind, c, t.id, version, known, run_id)
             bar.advance()
         if not dry_run:
             flush()
 
 
-def _remember(db: Database, hp_id: int | None, kind: str, c: Candidate, task_id: int,
+def _builder(db: Database, kind: str, adjudication: bool) -> Callable[[Candidate], dict[str, Any]]:
+    """Builds one item's task: the review task, or the adjudication task with its dispute."""
+    config = adjudication_config(kind) if adjudication else label_config(kind)
+    found: dict[int, Any] = {}
+    if adjudication:
+        with db.session() as s:
+            found = disputes(s, kind)
+
+    def build(c: Candidate) -> dict[str, Any]:
+        with db.session() as s:
+            if adjudication:
+                return adjudication_task(s, c, config, found.get(c.item_id, {}))
+            return build_task(s, c, config)
+    return build
+
+
+def _remember(db: Database, hp_id: int | None, kind: str, c: Candidate, task_id: int, version: str,
               known: dict[int, HumanTask], run_id: int) -> None:
     """Keep the item -> task mapping current (also heals a mapping lost in a crash)."""
     row = known.get(c.item_id)
-    if row is not None and row.task_id == task_id and row.model_version == c.model_version:
+    if row is not None and row.task_id == task_id and row.model_version == version:
         return
     with db.session() as s:
         existing = s.scalar(select(HumanTask).where(HumanTask.project_ref == hp_id, HumanTask.item_id == c.item_id))
         if existing is None:
             s.add(HumanTask(project_ref=hp_id, kind=kind, item_id=c.item_id, task_id=task_id,
-                            model_version=c.model_version, run_id=run_id))
+                            model_version=version, run_id=run_id))
         else:
-            existing.task_id, existing.model_version, existing.run_id = task_id, c.model_version, run_id
+            existing.task_id, existing.model_version, existing.run_id = task_id, version, run_id

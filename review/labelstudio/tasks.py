@@ -46,6 +46,7 @@ class QuestionSpec:
     tag: str  # choices | textarea
     multiple: bool
     choices: tuple[str, ...] = ()
+    shown_when: tuple[str, tuple[str, ...]] | None = None  # (question, choices) of an enclosing visibleWhen
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,24 @@ class LabelConfig:
         """Questions with categorical answers (agreement and resolution); not the free note."""
         return [q for q in self.questions if q != "note"]
 
+    def visible(self, question: str, answers: dict[str, Any]) -> bool:
+        """Whether the form shows `question` given the other answers (its visibleWhen chain)."""
+        spec = self.questions.get(question)
+        seen: set[str] = set()
+        while spec is not None and spec.shown_when is not None and spec.name not in seen:
+            seen.add(spec.name)
+            tag, values = spec.shown_when
+            given = answers.get(tag)
+            given = given if isinstance(given, list) else [given]
+            if not set(values) & {g for g in given if isinstance(g, str)}:
+                return False
+            spec = self.questions.get(tag)
+        return True
+
+    def shown_only(self, answers: dict[str, Any]) -> dict[str, Any]:
+        """The answers the form would show: hidden questions left out."""
+        return {q: a for q, a in answers.items() if self.visible(q, answers)}
+
 
 @lru_cache(maxsize=8)
 def _load_config(path: str) -> LabelConfig:
@@ -71,13 +90,21 @@ def _load_config(path: str) -> LabelConfig:
     except ET.ParseError as exc:
         raise InputFileError(f"labeling config is not valid XML: {exc}", item=path) from None
     questions: dict[str, QuestionSpec] = {}
-    for el in root.iter():
+
+    def walk(el: ET.Element, shown_when: tuple[str, tuple[str, ...]] | None) -> None:
+        if el.get("visibleWhen") == "choice-selected" and el.get("whenTagName"):
+            values = tuple(v.strip() for v in (el.get("whenChoiceValue") or "").split(","))
+            shown_when = (el.get("whenTagName", ""), values)
+        name = el.get("name", "")
         if el.tag == "Choices":
             values = tuple(c.get("value", "") for c in el.findall("Choice"))
-            questions[el.get("name", "")] = QuestionSpec(el.get("name", ""), "choices",
-                                                         el.get("choice") == "multiple", values)
+            questions[name] = QuestionSpec(name, "choices", el.get("choice") == "multiple", values, shown_when)
         elif el.tag == "TextArea":
-            questions[el.get("name", "")] = QuestionSpec(el.get("name", ""), "textarea", True)
+            questions[name] = QuestionSpec(name, "textarea", True, (), shown_when)
+        for child in el:
+            walk(child, shown_when)
+
+    walk(root, None)
     kind = "papers" if "P0" in questions else "code"
     return LabelConfig(kind, text, questions)
 
@@ -191,13 +218,29 @@ def paper_task(session: Session, cand: Candidate, config: LabelConfig) -> dict[s
             "meta": meta, "links": " · ".join(links) or "no link", "evidence": "\n".join(lines),
             "year": paper.year, "venue": paper.venue}
     q = config.questions
-    result = [_choices_result("P0", ["yes" if label.computes else "no"])]
+    proposed: dict[str, Any] = {"P0": "yes" if label.computes else "no"}
     if label.params and "P1" in q:
-        result.append(_text_result("P1", list(label.params)))
+        proposed["P1"] = list(label.params)
     for name, values in (("P2", label.variants), ("P3", label.protocol), ("P4", label.packages)):
         if name in q:
-            result.append(_choices_result(name, _choice(q[name], values) or ["NONE"]))
-    return {"data": data, "predictions": [{"model_version": cand.model_version, "result": result}]}
+            proposed[name] = _choice(q[name], values) or ["NONE"]
+    return {"data": data, "predictions": [{"model_version": cand.model_version,
+                                           "result": prediction_result(proposed, config)}]}
+
+
+def prediction_result(proposed: dict[str, Any], config: LabelConfig) -> list[dict[str, Any]]:
+    """Proposed answers as a prediction's result, leaving out what the form would hide
+    (a paper proposed as not computing ROUGE gets no P1-P4 pre-filled)."""
+    result = []
+    for name, value in config.shown_only(proposed).items():
+        spec = config.questions.get(name)
+        if spec is None:
+            continue
+        if spec.tag == "textarea":
+            result.append(_text_result(name, list(value)))
+        else:
+            result.append(_choices_result(name, value if isinstance(value, list) else [value]))
+    return result
 
 
 # --- codebases
@@ -244,12 +287,13 @@ def code_task(session: Session, cand: Candidate, config: LabelConfig) -> dict[st
             "repository": cb.full_name or f"{cb.owner}/{cb.name}", "meta": meta, "links": " · ".join(links),
             "evidence": "\n".join(lines), "year": paper.year if paper else None}
     q = config.questions
-    result = [_choices_result("C0", ["no" if cb.lookup_status == "deleted" else "yes"])]
+    proposed: dict[str, Any] = {"C0": "no" if cb.lookup_status == "deleted" else "yes"}
     if "C1" in q:
-        result.append(_choices_result("C1", _choice(q["C1"], cb.packages) or ["NONE"]))
+        proposed["C1"] = _choice(q["C1"], cb.packages) or ["NONE"]
     if cb.anti_features and "C2" in q:
-        result.append(_choices_result("C2", ["no"]))
-    return {"data": data, "predictions": [{"model_version": cand.model_version, "result": result}]}
+        proposed["C2"] = "no"
+    return {"data": data, "predictions": [{"model_version": cand.model_version,
+                                           "result": prediction_result(proposed, config)}]}
 
 
 def build_task(session: Session, cand: Candidate, config: LabelConfig) -> dict[str, Any]:
@@ -262,7 +306,11 @@ def candidates(session: Session, kind: str, rule_set: str | None = None) -> list
 
 def answers_of(result: list[dict[str, Any]], config: LabelConfig) -> dict[str, Any]:
     """An annotation's result as {question: answer}: a string for single choices and the
-    note, a list for multiple choices and parameter strings (one per line)."""
+    note, a list for multiple choices and parameter strings (one per line).
+
+    Only what the form showed counts: an answer to a question hidden by the reviewer's own
+    answers (P1-P4 after P0 = no, C1-C2 after C0 = no) is left out, and a shown question
+    typed as text but left empty (P1: "empty = none") is the empty list."""
     out: dict[str, Any] = {}
     for r in result or []:
         name = r.get("from_name")
@@ -281,4 +329,9 @@ def answers_of(result: list[dict[str, Any]], config: LabelConfig) -> dict[str, A
             else:
                 lines = [" ".join(x.split()) for t in texts for x in str(t).splitlines()]
                 out[name] = [x for x in dict.fromkeys(lines) if x]
-    return {k: v for k, v in out.items() if v is not None}
+    out = {k: v for k, v in out.items() if v is not None}
+    if out:
+        for name, spec in config.questions.items():
+            if spec.tag == "textarea" and name != "note" and name not in out and config.visible(name, out):
+                out[name] = []
+    return config.shown_only(out)

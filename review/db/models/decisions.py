@@ -2,7 +2,8 @@
 
 Automated stages never write here. A decision is one annotator's answer to one question
 (P0-P4, C0-C2, note) about one paper or codebase, with where it came from, so a pull can
-be rerun without duplicating and an updated or deleted annotation can be followed.
+be rerun without duplicating and an updated or deleted annotation can be followed. The
+answer is stored as given ("can't tell" included); `review.resolution` reads it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ class HumanDecision(Base):
     answer: Mapped[Any] = mapped_column(JSON)
     annotator: Mapped[str] = mapped_column(String(255))
     annotated_at: Mapped[datetime]
-    origin: Mapped[str] = mapped_column(String(64))  # label_studio:<url>#<project> | file:<name> | cli
+    origin: Mapped[str] = mapped_column(String(255))  # label_studio:<url>#<project> | file:<name> | cli
     task_ref: Mapped[str | None] = mapped_column(String(128))
     annotation_ref: Mapped[str] = mapped_column(String(128))  # the annotation's own id at its origin
     deleted: Mapped[bool] = mapped_column(Boolean, default=False)  # annotation withdrawn at the origin

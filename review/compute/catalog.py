@@ -1,0 +1,129 @@
+"""The package catalog (`patterns/packages.toml`): canonical labels, aliases, tested correctness.
+
+A package that was never tested is unknown, never correct; "unknown pyrouge" and
+"github rouge" name a package that could not be identified, and whether they count as a
+cited package is a setting (`compute.unknown_pyrouge_counts`, `compute.github_rouge_counts`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import review
+from review.errors import InputFileError, RuleFileError
+from review.settings import ComputeSettings, Settings
+
+GITHUB_ROUGE = "github rouge"
+UNKNOWN_PYROUGE = "unknown pyrouge"
+
+
+@dataclass(frozen=True)
+class Package:
+    label: str
+    kind: str
+    software_error: bool | None  # None = unknown (not tested or unidentified)
+    no_config: bool
+    result: str
+
+
+@dataclass
+class Catalog:
+    """The package catalog: canonical labels, aliases, tested correctness."""
+
+    packages: dict[str, Package]
+    aliases: dict[str, str]
+    path: str
+    sha256: str
+
+    def canonical(self, name: str) -> str:
+        """The catalog label for a package name (as written when it is not in the catalog)."""
+        key = _alias_key(name)
+        return self.aliases.get(key, name.strip())
+
+    def error(self, label: str) -> bool | None:
+        pkg = self.packages.get(label)
+        return pkg.software_error if pkg else None
+
+    def no_config(self, label: str) -> bool:
+        pkg = self.packages.get(label)
+        return bool(pkg and pkg.no_config)
+
+    def signature(self) -> dict[str, Any]:
+        return {"packages_sha256": self.sha256[:12]}
+
+
+def counts_as_package(label: str, settings: ComputeSettings) -> bool:
+    """Whether a cited label counts as a package (the unidentified ones are a setting)."""
+    if label == UNKNOWN_PYROUGE:
+        return settings.unknown_pyrouge_counts
+    if label == GITHUB_ROUGE:
+        return settings.github_rouge_counts
+    return True
+
+
+def _alias_key(name: str) -> str:
+    return " ".join(name.casefold().split())
+
+
+def find_data_file(path: str, settings: Settings | None = None) -> Path:
+    """A data file named by a setting: absolute, relative to the config/cwd, or bundled."""
+    candidates = []
+    p = Path(path).expanduser()
+    if p.is_absolute():
+        candidates.append(p)
+    else:
+        if settings is not None:
+            candidates.append(settings.resolve(p))
+        candidates.append(Path.cwd() / p)
+        pkg = Path(review.__file__).resolve().parent
+        candidates.append(pkg.parent / p)  # a checkout: <repo>/patterns/...
+        if p.parts and p.parts[0] == "patterns":
+            candidates.append(pkg / "_patterns" / Path(*p.parts[1:]))  # an installed wheel
+    for c in candidates:
+        if c.is_file():
+            return c
+    raise InputFileError("file not found", item=path, hint=f"looked in: {', '.join(str(c) for c in candidates)}")
+
+
+def load_catalog(path: str | Path, settings: Settings | None = None) -> Catalog:
+    """Parse and validate the package catalog; every problem names the entry and key."""
+    file = find_data_file(str(path), settings)
+    raw = file.read_bytes()
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise RuleFileError(f"not valid TOML: {exc}", item=str(file)) from None
+    unknown = set(data) - {"schema", "package"}
+    if unknown:
+        raise RuleFileError(f"unknown key(s) {sorted(unknown)}", item=str(file))
+    if data.get("schema") != 1:
+        raise RuleFileError(f"schema {data.get('schema')!r} is not supported (this release reads 1)", item=str(file))
+    packages: dict[str, Package] = {}
+    aliases: dict[str, str] = {}
+    allowed = {"label", "kind", "software_error", "no_config", "result", "aliases"}
+    for i, entry in enumerate(data.get("package", [])):
+        where = f"{file}: package #{i + 1} ({entry.get('label', '?')})"
+        extra = set(entry) - allowed
+        if extra:
+            raise RuleFileError(f"unknown key(s) {sorted(extra)}", item=where)
+        label = entry.get("label")
+        if not isinstance(label, str) or not label.strip():
+            raise RuleFileError("label missing", item=where)
+        err = entry.get("software_error")
+        if err not in (True, False, "unknown"):
+            raise RuleFileError(f"software_error must be true, false or \"unknown\", not {err!r}", item=where)
+        if label in packages:
+            raise RuleFileError("label listed twice", item=where)
+        packages[label] = Package(label=label, kind=str(entry.get("kind", "")),
+                                  software_error=None if err == "unknown" else bool(err),
+                                  no_config=bool(entry.get("no_config", False)), result=str(entry.get("result", "")))
+        for alias in [label, *entry.get("aliases", [])]:
+            key = _alias_key(alias)
+            if aliases.get(key, label) != label:
+                raise RuleFileError(f"alias {alias!r} already names {aliases[key]}", item=where)
+            aliases[key] = label
+    return Catalog(packages=packages, aliases=aliases, path=str(file), sha256=hashlib.sha256(raw).hexdigest())
