@@ -1,7 +1,7 @@
 """human pass: server identity, gone projects, longer decision origins
 
 Revision ID: 0009
-Revises: 0007
+Revises: 0011
 Create Date: 2026-11-25
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 
 revision = '0009'
-down_revision = '0007'
+down_revision = '0011'
 branch_labels = None
 depends_on = None
 
