@@ -38,6 +38,7 @@ class HttpSettings(Section):
     max_backoff: float = Field(300.0, description="longest single wait, Retry-After included")
     per_host_concurrency: int = Field(2, description="requests in flight per host")
     per_host_rate: float = Field(1.0, description="requests per second per host (0 = no limit)")
+    host_rates: dict[str, float] = Field(default_factory=dict, description="per_host_rate for named hosts ('host' or 'host:port'), e.g. a local mirror at 0 (no limit)")
     user_agent: str = Field("", description="extra contact text appended to the User-Agent")
 
 
@@ -61,6 +62,7 @@ class DownloadSettings(Section):
     max_bytes: int = Field(50_000_000, description="larger PDFs are refused")
     workers: int = Field(8, description="download threads in total (per-host limits still apply)")
     max_seconds: float = Field(600.0, description="longest time one PDF may take to arrive (slow trickles fail as timeout)")
+    anthology_pdf_base: str = Field("", description="fetch ACL Anthology PDFs from here instead: replaces the https://aclanthology.org/ prefix of PDF URLs at download time (a mirror; empty = the Anthology)")
 
 
 class ExtractSettings(Section):
@@ -75,6 +77,16 @@ class LabelSettings(Section):
     options: list[str] = Field(default_factory=list, description="named options of the rule file to switch on")
     batch: int = Field(200, ge=1, description="texts labeled per database transaction")
     max_findings_per_rule: int = Field(20, ge=1, description="findings stored per rule and paper (labels use all matches)")
+    text_source: str = Field("prefer-pdf", description="which text labels use when a paper has several: 'prefer-pdf' (the PDF's, else an imported one), a source such as 'pdf' or 'acl-ocl-grobid' (only that), 'prefer-<source>', or a comma list in order of preference ('*' = any other)")
+
+
+class ImportSettings(Section):
+    """`review import pdfs|texts`: PDFs and full texts the user already has."""
+
+    workers: int = Field(0, description="processes normalizing imported texts (0 = one per core)")
+    text_batch: int = Field(500, ge=1, description="imported texts written per database transaction")
+    pdf_batch: int = Field(50, ge=1, description="imported PDFs recorded per database transaction")
+    meta_timeout: float = Field(30.0, description="seconds reading one PDF's metadata and first page may take (--create)")
 
 
 class CodeSettings(Section):
@@ -133,6 +145,7 @@ class Settings(BaseSettings):
     http: HttpSettings = Field(default_factory=HttpSettings)
     harvest: HarvestSettings = Field(default_factory=HarvestSettings)
     download: DownloadSettings = Field(default_factory=DownloadSettings)
+    imports: ImportSettings = Field(default_factory=ImportSettings)
     extract: ExtractSettings = Field(default_factory=ExtractSettings)
     label: LabelSettings = Field(default_factory=LabelSettings)
     code: CodeSettings = Field(default_factory=CodeSettings)
