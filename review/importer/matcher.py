@@ -7,9 +7,10 @@ Anthology's `hash` attribute). A CRC32 is 32 bits: among 100,000 records a rando
 collides with one in about 43,000, so a CRC32-only match must be confirmed by the
 paper's title on the file's first page (`needs_title`).
 
-Name lookups are indexed queries; the hash columns have no index, so their maps are
-loaded once, on the first file that needs them (memory grows with the records, not with
-the files imported).
+Name lookups are indexed queries; an Anthology id that is no paper's ident is also
+looked up as the file name of an Anthology PDF URL (the name the Anthology's own bundle
+uses). The hash columns and PDF URLs have no index, so their maps are loaded once, on
+the first file that needs them (memory grows with the records, not with the files).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class Matcher:
         self._crc: dict[str, list[int]] | None = None
         self._sha: dict[str, int] | None = None
         self._arxiv: dict[str, int] | None = None
+        self._pdf_names: dict[str, int] | None = None
 
     # -- by name ------------------------------------------------------------------------
 
@@ -65,7 +67,15 @@ class Matcher:
             return []
         found = list(self.session.scalars(select(SourceRecord.paper_id).where(
             SourceRecord.source == "acl", SourceRecord.source_id.in_(idents))))
-        return found or list(self.session.scalars(select(Paper.id).where(Paper.ident.in_(idents))))
+        found = found or list(self.session.scalars(select(Paper.id).where(Paper.ident.in_(idents))))
+        if found:
+            return found
+        if self._pdf_names is None:  # the id the Anthology itself names the file by, from its URL
+            self._pdf_names = {}
+            for pid, url in self.session.execute(select(Paper.id, Paper.pdf_url).where(
+                    Paper.pdf_url.like("%aclanthology.org/%.pdf"))):
+                self._pdf_names.setdefault(url.rsplit("/", 1)[-1][:-4], pid)
+        return [self._pdf_names[i] for i in idents if i in self._pdf_names]
 
     def _doi(self, dois: tuple[str, ...]) -> list[int]:
         return list(self.session.scalars(select(Paper.id).where(Paper.doi.in_(dois)))) if dois else []
