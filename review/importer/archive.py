@@ -175,7 +175,7 @@ def _zip(path: Path) -> Iterator[Entry]:
                 yield Entry(name, info.file_size, refused=UNSAFE_PATH, detail=why)
             elif stat.S_ISLNK(mode):
                 yield Entry(name, None, refused=LINK, detail="a symbolic link")
-            elif mode and not stat.S_ISREG(mode):
+            elif stat.S_IFMT(mode) and not stat.S_ISREG(mode):  # many zips set permissions but no file type
                 yield Entry(name, None, refused=NOT_REGULAR, detail="not a regular file")
             elif info.flag_bits & 0x1:
                 yield Entry(name, info.file_size, refused=ENCRYPTED, detail="encrypted (needs a password)")

@@ -23,16 +23,28 @@ SOURCE = "local"
 
 
 def find_by_title(session: Session, meta: dict[str, Any]) -> Match | None:
-    """An existing paper with the same normalized title (and year, when both have one)."""
+    """An existing paper with the same normalized title, and the same year and first
+    author's surname where both sides know them."""
     key = title_key(meta.get("title"))
     if not key or len(key.split()) < 3:  # "Introduction" is not an identity
         return None
-    for pid, ident, year, crc32, sha256, title in session.execute(
-            select(Paper.id, Paper.ident, Paper.year, Paper.pdf_crc32, Paper.pdf_sha256, Paper.title)
+    mine = _surname(meta.get("authors"))
+    for pid, ident, year, authors, crc32, sha256, title in session.execute(
+            select(Paper.id, Paper.ident, Paper.year, Paper.authors, Paper.pdf_crc32, Paper.pdf_sha256, Paper.title)
             .where(Paper.title_key == key).order_by(Paper.id)):
-        if year is None or meta.get("year") is None or year == meta["year"]:
-            return Match(pid, ident, "title", crc32, sha256, title or "")
+        if year is not None and meta.get("year") is not None and year != meta["year"]:
+            continue
+        theirs = _surname(authors)
+        if mine and theirs and mine != theirs:
+            continue
+        return Match(pid, ident, "title", crc32, sha256, title or "")
     return None
+
+
+def _surname(authors: Any) -> str | None:
+    if not authors:
+        return None
+    return title_key(str(authors[0]).split()[-1]) if str(authors[0]).split() else None
 
 
 def create_paper(session: Session, *, sha256: str, meta: dict[str, Any], source: str, member: str,
