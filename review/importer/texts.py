@@ -282,8 +282,10 @@ class _Writer:
                 s.execute(insert(PaperText), new)
             if changed:
                 s.execute(update(PaperText), changed)
-        self.report.counts["imported"] += len(new)
-        self.report.counts["updated"] += len(changed)
+        if new:
+            self.report.counts["imported"] += len(new)
+        if changed:
+            self.report.counts["updated"] += len(changed)
         self.checkpoint()
         return len(todo)
 
