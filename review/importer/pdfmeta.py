@@ -35,7 +35,9 @@ _ORG_WORDS = re.compile(
     r"\b(universit\w*|institut\w*|department|dept|laborator\w*|lab|labs|research|school|college|faculty|"
     r"inc|ltd|llc|corp\w*|company|center|centre|academy|sciences?|technolog\w*|engineering|informatics|"
     r"computing|computer|street|road|avenue|google|microsoft|amazon|facebook|meta|ibm|salesforce|"
-    r"deepmind|openai|china|usa|germany|japan|france|canada|india|korea|italy|spain|uk|kingdom|"
+    r"deepmind|openai|china|usa|germany|japan|france|canada|india|korea|italy|spain|uk|kingdom|emirates|arab\w*|"
+    r"saudi|kong|singapore|australia|netherlands|switzerland|israel|taiwan|brazil|russia|sweden|denmark|norway|"
+    r"finland|belgium|austria|poland|portugal|greece|turkey|iran|egypt|qatar|mexico|africa|zealand|ireland|"
     r"abstract|introduction|proceedings|conference|workshop|association|linguistics)\b", re.IGNORECASE)
 _PARTICLES = {"de", "van", "von", "der", "den", "la", "le", "di", "da", "du", "del", "dos", "das", "al", "el", "bin", "ter"}
 _NAME_SPLIT = re.compile(r"[\d∗*†‡§¶♠♣♥♦⋆★,;|{}()]+|\s+and\s+|\s{2,}|&")
@@ -45,6 +47,10 @@ _LONE_YEAR = re.compile(r"(?<![\d–-])((?:19|20)\d{2})(?![\d–-])")
 _ARXIV_STAMP = re.compile(r"arXiv:(\d{2})(\d{2})\.\d{4,5}")
 _DATE = re.compile(r"D:((?:19|20)\d{2})")
 _LETTERS = re.compile(r"[a-z]+")
+# Publisher banners and running heads that can be set larger than the title.
+_BANNER = re.compile(r"sciencedirect|elsevier|springer|available online|contents lists|journal homepage|"
+                     r"www\.|https?://|doi:|arxiv:|issn|vol\.|volume \d|published|preprint|under review",
+                     re.IGNORECASE)
 _ABSTRACT = re.compile(r"^\s*(abstract|a b s t r a c t)\b", re.IGNORECASE)
 
 
@@ -191,14 +197,15 @@ def _title_lines(lines: list[tuple[float, str]]) -> tuple[int, int] | None:
     for i, (h, t) in enumerate(lines[:30]):
         if _ABSTRACT.match(t):
             break
-        if sum(c.isalpha() for c in t) >= 4:
+        if sum(c.isalpha() for c in t) >= 4 and not _BANNER.search(t):
             top.append((i, h))
     if not top:
         return None
     biggest = max(h for _, h in top)
     start = next(i for i, h in top if h >= biggest * 0.95)
     end = start
-    while end < len(lines) and lines[end][0] >= biggest * 0.95 and not _ABSTRACT.match(lines[end][1]):
+    while (end < len(lines) and lines[end][0] >= biggest * 0.95 and not _ABSTRACT.match(lines[end][1])
+           and not _BANNER.search(lines[end][1])):
         end += 1
     return start, end
 

@@ -12,11 +12,11 @@ Every file ends with one outcome, kept in the `import_files` ledger:
 - matched: stored as the PDF of a harvested paper (or `created`: of a new record);
 - duplicate: that paper already has its PDF (nothing copied);
 - unmatched: no paper found (nothing copied; `--create` makes records for them);
-- corrupt: claims to be a PDF but is not usable: not_pdf, truncated, unreadable,
-  checksum_mismatch (not the file the record describes);
-- refused: not imported on principle: unsafe_path (absolute or `..`), link, not_regular_file,
-  encrypted_member, too_large (the size cap; also stops zip bombs), not_pdf (a file that
-  does not even claim to be a PDF).
+- corrupt: claims to be a PDF but is not usable: not_pdf, truncated, unreadable;
+- refused: not imported on principle: checksum_mismatch (a sound PDF, but not the file
+  the record describes: another version, most likely), unsafe_path (absolute or `..`),
+  link, not_regular_file, encrypted_member, too_large (the size cap; also stops zip
+  bombs), not_pdf (a file that does not even claim to be a PDF).
 
 Reruns are cheap and safe: a file the ledger has settled is skipped without being read
 (unmatched ones are looked at again with `create` or `retry_unmatched`), the store never
@@ -125,8 +125,9 @@ def run_import_pdfs(db: Database, settings: Settings, path: str | Path, *, creat
     kind = archive.kind_of(source)
     store = PdfStore(settings.resolve(settings.data_dir))
     report = PdfImportReport(source=str(source), kind=kind, stale_temp_files=store.clean_stale())
-    settled = _settled(db, str(source), again=create or retry_unmatched)
-    importer = _Importer(settings, store, str(source), kind, create=create, run_id=run.id if run else None)
+    settled, listed = _settled(db, str(source), again=create or retry_unmatched)
+    importer = _Importer(settings, store, str(source), kind, create=create, run_id=run.id if run else None,
+                         listed=listed)
     started = time.perf_counter()
     with progress(archive.count(source), f"import pdfs from {source.name}") as bar, db.sessions() as session:
         importer.bind(session)
@@ -178,12 +179,15 @@ def ledger(db: Database, source: str) -> list[dict[str, Any]]:
             for f, ident in rows]
 
 
-def _settled(db: Database, source: str, *, again: bool) -> dict[str, int]:
-    """member -> size (-1 when unknown) of the files an earlier run finished with."""
+def _settled(db: Database, source: str, *, again: bool) -> tuple[dict[str, int], set[str]]:
+    """member -> size (-1 when unknown) of the files an earlier run finished with, and every
+    member the ledger lists (unmatched ones looked at again have a row to update)."""
     with db.session() as s:
         rows = s.execute(select(ImportedFile.member, ImportedFile.size, ImportedFile.outcome)
                          .where(ImportedFile.source == source)).all()
-    return {m: (size if size is not None else -1) for m, size, outcome in rows if not (again and outcome == UNMATCHED)}
+    settled = {m: (size if size is not None else -1) for m, size, outcome in rows
+               if not (again and outcome == UNMATCHED)}
+    return settled, {m for m, _, _ in rows}
 
 
 def _checkpoint(run: RunRecorder | None, report: PdfImportReport) -> None:
@@ -211,9 +215,10 @@ class _Importer:
     """Settles one file after another within the caller's open transaction."""
 
     def __init__(self, settings: Settings, store: PdfStore, source: str, kind: str, *, create: bool,
-                 run_id: int | None):
+                 run_id: int | None, listed: set[str]):
         self.settings, self.store, self.source, self.kind = settings, store, source, kind
         self.create, self.run_id = create, run_id
+        self.listed = listed  # members with a ledger row (grows as files are settled)
         self.max_bytes = settings.download.max_bytes
         self.session: Session
         self.matcher: Matcher
@@ -270,8 +275,8 @@ class _Importer:
             out.detail = f"{match.ident} already has {'these very bytes' if same else 'its PDF'}"
             return out
         bad = verify.checks(copied, crc32=match.crc32, sha256=match.sha256)
-        if bad:
-            out.outcome, (out.reason, out.detail) = CORRUPT, bad
+        if bad:  # a sound PDF, but not the file the record describes: another version, most likely
+            out.outcome, (out.reason, out.detail) = REFUSED, bad
             return out
         self._store(match, copied, name)
         out.outcome = CREATED if match.by == "created" else MATCHED
@@ -344,11 +349,14 @@ class _Importer:
 
     def _record(self, result: FileOutcome) -> None:
         """The ledger row of this file (one per source and member; an unmatched one is updated)."""
-        row = self.session.scalar(select(ImportedFile).where(ImportedFile.source == self.source,
-                                                             ImportedFile.member == result.member))
+        row = None
+        if result.member in self.listed:  # a retried unmatched file, or a name the archive holds twice
+            row = self.session.scalar(select(ImportedFile).where(ImportedFile.source == self.source,
+                                                                 ImportedFile.member == result.member))
         if row is None:
             row = ImportedFile(source=self.source, member=result.member)
             self.session.add(row)
+            self.listed.add(result.member)
         paper_id = result.paper_id
         row.size, row.outcome, row.reason, row.detail = result.size, result.outcome, result.reason, result.detail
         row.matched_by, row.paper_id, row.sha256, row.run_id = result.matched_by, paper_id, result.sha256, self.run_id

@@ -278,8 +278,8 @@ class _Writer:
             self.report.chars += len(text)
             (changed if tid is not None else new).append({"id": tid, **values} if tid is not None else values)
         with self.db.session() as s:
-            if new:
-                s.execute(insert(PaperText), new)
+            if new:  # Core, not ORM bulk: a third less CPU in this, the busiest process
+                s.execute(insert(PaperText.__table__), new)
             if changed:
                 s.execute(update(PaperText), changed)
         if new:
