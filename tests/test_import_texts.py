@@ -204,3 +204,25 @@ def test_imported_texts_are_searchable_and_counted_apart(db, settings, tmp_path)
         status = build_status(s)
     stages = {(r["stage"], r["outcome"]): r["count"] for r in status.stages}
     assert stages[("extract", "ok")] == 1 and stages[("import texts", "acl-ocl-grobid")] == 1
+
+
+def test_check_says_which_text_it_read():
+    from review.check import check_file
+    from review.rules.stage import resolve_rules
+
+    data = Path(__file__).parent / "data" / "pdfs"
+    ruleset = resolve_rules(Settings())
+    assert check_file(data / "rouge-paper.txt", ruleset).as_dict()["text_source"] == "text file"
+    assert check_file(data / "rouge-paper.pdf", ruleset).as_dict()["text_source"] == "pdf"
+
+
+def test_cli_imports_texts_and_reports_json(cli, db, db_url, tmp_path):
+    add_paper(db, "P19-5001")
+    path = write_ocl(tmp_path / "acl-publication-info.74k.v2.parquet", [ocl_row("P19-5001", ROUGE, 1)])
+    code, out, err = cli("--db", db_url, "import", "texts", str(path), "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["counts"] == {"imported": 1} and result["corpus_version"] == "74k.v2"
+    assert "import texts (acl-ocl-grobid 74k.v2): 1 imported" in err
+    code, _, err = cli("--db", db_url, "import", "texts", str(tmp_path / "missing.parquet"))
+    assert code == 8 and "no such file" in err
