@@ -307,3 +307,18 @@ def test_cli_lists_every_file_and_fails_on_corrupt_ones(cli, db, db_url, tmp_pat
     assert "import pdfs: 1 matched" in err
     with db.session() as s:
         assert s.scalar(select(ImportedFile.outcome).where(ImportedFile.member == "P19-1002.pdf")) == "corrupt"
+
+
+def test_a_cut_off_archive_keeps_what_was_read_and_says_where_it_broke(db, tmp_path):
+    pdfs = {i: make_pdf(i, pad=200_000 if i == 3 else 0) for i in range(1, 4)}
+    for i in pdfs:
+        add_paper(db, f"P19-140{i}", crc32=crc(pdfs[i]))
+    whole = write_tar(tmp_path / "whole.tar.gz", [(f"P19-140{i}.pdf", pdfs[i]) for i in pdfs], mode="w:gz")
+    cut = tmp_path / "cut.tar.gz"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size * 2 // 3])  # ends inside the third, big member
+    report = run_import_pdfs(db, settings_for(tmp_path), cut, list_files=True)
+    got = outcomes(report)
+    assert got["P19-1401.pdf"][0] == got["P19-1402.pdf"][0] == "matched"
+    assert got["P19-1403.pdf"][:2] == ("corrupt", "unreadable")
+    assert got["(rest of the archive)"][:2] == ("refused", "damaged_archive")
+    assert not PdfStore(settings_for(tmp_path).data_dir).partial_files()

@@ -30,6 +30,8 @@ UNSAFE_PATH = "unsafe_path"
 LINK = "link"
 NOT_REGULAR = "not_regular_file"
 ENCRYPTED = "encrypted_member"
+DAMAGED = "damaged_archive"
+REST = "(rest of the archive)"  # the ledger's name for what a cut-off archive no longer holds
 
 
 @dataclass
@@ -135,8 +137,7 @@ def _tar(path: Path) -> Iterator[Entry]:
                     yield entry
         except (tarfile.TarError, EOFError, OSError) as exc:
             # A damaged or cut-off archive: what was read so far stays imported.
-            yield Entry("(rest of the archive)", None, refused=NOT_REGULAR,
-                        detail=f"the archive is damaged or cut off after this point: {exc}")
+            yield Entry(REST, None, refused=DAMAGED, detail=f"the archive is damaged or cut off here: {exc}")
 
 
 def _tar_entry(tar: tarfile.TarFile, member: tarfile.TarInfo) -> Entry | None:

@@ -16,7 +16,8 @@ Every file ends with one outcome, kept in the `import_files` ledger:
 - refused: not imported on principle: checksum_mismatch (a sound PDF, but not the file
   the record describes: another version, most likely), unsafe_path (absolute or `..`),
   link, not_regular_file, encrypted_member, too_large (the size cap; also stops zip
-  bombs), not_pdf (a file that does not even claim to be a PDF).
+  bombs), not_pdf (a file that does not even claim to be a PDF), damaged_archive (the
+  row "(rest of the archive)" of a cut-off archive; the files before it are kept).
 
 Reruns are cheap and safe: a file the ledger has settled is skipped without being read
 (unmatched ones are looked at again with `create` or `retry_unmatched`), the store never

@@ -85,6 +85,9 @@ def copy_checked(stream: IO[bytes], store: PdfStore, *, max_bytes: int, fsync: b
                 os.fsync(fh.fileno())
     except Exception as exc:  # a damaged archive member: bad CRC, cut-off gzip, I/O error
         return _fail(out, UNREADABLE, f"cannot read the file: {type(exc).__name__}: {exc}")
+    except BaseException:  # Ctrl-C mid-copy: leave no temp file behind
+        out.discard()
+        raise
     out.size, out.sha256, out.crc32 = size, digest.hexdigest(), crc32_hex(crc)
     if not is_pdf(head):
         return _fail(out, NOT_PDF, f"starts with {head[:40]!r}, not %PDF-")
