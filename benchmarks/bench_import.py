@@ -106,8 +106,6 @@ def make_pdf(n: int, size: int) -> bytes:
 
 
 def bench_pdfs(args: argparse.Namespace, work: Path) -> None:
-    import review.importer.pdfs as pdfs
-
     work.mkdir(parents=True, exist_ok=True)
     n, size = args.files, args.pdf_kb * 1024
     tar_path = work / "bundle.tar"
@@ -216,8 +214,6 @@ def ocl_schema() -> pa.Schema:
 
 
 def bench_texts(args: argparse.Namespace, work: Path) -> None:
-    from review.importer import texts as texts_mod
-
     work.mkdir(parents=True, exist_ok=True)
     n, size = args.rows, args.text_kb * 1024
     path = work / "acl-publication-info.bench.parquet"

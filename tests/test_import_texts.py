@@ -178,7 +178,8 @@ def test_export_says_which_text_the_labels_came_from(db, settings, tmp_path):
     from review.compute import run_compute
     from review.export.dataset import read_records
 
-    both, ocl_only = add_paper(db, "P19-3001"), add_paper(db, "P19-3002")
+    both = add_paper(db, "P19-3001")
+    add_paper(db, "P19-3002")
     add_pdf_text(db, both, ROUGE)
     run_import_texts(db, settings, write_ocl(tmp_path / "acl-publication-info.74k.v2.parquet",
                                              [ocl_row("P19-3001", PLAIN, 1), ocl_row("P19-3002", ROUGE, 2)]))
