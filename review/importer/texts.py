@@ -197,6 +197,8 @@ def _ocl_rows(path: Path, batch: int) -> Iterator[list[Row]]:
             extra = {c: data[c][i] for c in OCL_PROVENANCE if c in data and data[c][i] is not None}
             out.append(Row(str(data["acl_id"][i] or ""), data["full_text"][i], n + i + 1, extra))
         n += rb.num_rows
+        del data, rb
+        pa.default_memory_pool().release_unused()  # the allocator would keep ~100 MB of freed pages
         yield out
 
 
