@@ -64,6 +64,7 @@ class CheckResult:
     source: str | None = None
     chars: int = 0
     timed_out: list[str] = field(default_factory=list)  # rules cut off by label.regex_timeout
+    text_source: str | None = None  # which text the labels came from: "pdf" (extracted here) or "text file"
 
     @property
     def irreproducible(self) -> bool:
@@ -72,7 +73,7 @@ class CheckResult:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "source": self.source, "metric": self.metric, "rules": self.rules, "rules_sha256": self.rules_sha256,
+            "source": self.source, "text_source": self.text_source, "metric": self.metric, "rules": self.rules, "rules_sha256": self.rules_sha256,
             "chars": self.chars, "rouge_prelim": self.rouge_prelim, "computes_rouge": self.computes_rouge,
             "packages": self.packages, "params": self.params, "protocol": self.protocol, "variants": self.variants,
             "code_urls": self.code_urls, "r1": self.r1, "r2": self.r2, "irreproducible": self.irreproducible,
@@ -185,4 +186,5 @@ def check_file(path: str | Path, ruleset: RuleSet, *, backend: str | None = None
     result = check_text(read_paper_text(path, backend=backend, **extract_options), ruleset,
                         regex_timeout=regex_timeout)
     result.source = str(path)
+    result.text_source = "text file" if Path(path).suffix.lower() in TEXT_SUFFIXES else "pdf"
     return result

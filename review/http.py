@@ -71,6 +71,12 @@ def host_key(url: str) -> str:
     return f"{host}:{port}"
 
 
+def host_rate(settings: HttpSettings, key: str) -> float:
+    """Requests per second allowed to `key` (host:port): `host_rates` by host:port or host, else `per_host_rate`."""
+    rates = {k.lower(): v for k, v in settings.host_rates.items()}
+    return rates.get(key, rates.get(key.rsplit(":", 1)[0], settings.per_host_rate))
+
+
 def redact_url(url: str) -> str:
     """The URL without user:password and with token-like query values replaced by ***."""
     try:
@@ -151,6 +157,7 @@ class _Host:
     """Gate for one host: a semaphore for concurrency and a schedule for the rate."""
 
     slots: threading.BoundedSemaphore
+    rate: float = 0.0  # starts per second (0 = no limit)
     next_start: float = 0.0  # monotonic time before which no request may start
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -259,13 +266,14 @@ class HttpClient:
         with self._hosts_lock:
             gate = self._hosts.get(key)
             if gate is None:
-                gate = _Host(threading.BoundedSemaphore(max(1, self.settings.per_host_concurrency)))
+                gate = _Host(threading.BoundedSemaphore(max(1, self.settings.per_host_concurrency)),
+                             rate=host_rate(self.settings, key))
                 self._hosts[key] = gate
             return gate
 
     def _wait_for_turn(self, gate: _Host) -> None:
         """Reserve the next start time for this host, then sleep until it comes."""
-        rate = self.settings.per_host_rate
+        rate = gate.rate
         with gate.lock:
             now = time.monotonic()
             start = max(now, gate.next_start)

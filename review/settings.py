@@ -39,6 +39,7 @@ class HttpSettings(Section):
     max_backoff: float = Field(300.0, description="longest single wait, Retry-After included")
     per_host_concurrency: int = Field(2, description="requests in flight per host")
     per_host_rate: float = Field(1.0, description="requests per second per host (0 = no limit)")
+    host_rates: dict[str, float] = Field(default_factory=dict, description="per_host_rate for named hosts ('host' or 'host:port'), e.g. a local mirror at 0 (no limit)")
     user_agent: str = Field("", description="extra contact text appended to the User-Agent")
     allow_internal_redirects: bool = Field(False, description="follow a redirect from a public address to a loopback, private or link-local one (for a local mirror)")
 
@@ -65,6 +66,7 @@ class DownloadSettings(Section):
     max_bytes: int = Field(50_000_000, description="larger PDFs are refused")
     workers: int = Field(8, description="download threads in total (per-host limits still apply)")
     max_seconds: float = Field(600.0, description="longest time one PDF may take to arrive (slow trickles fail as timeout)")
+    anthology_pdf_base: str = Field("", description="fetch ACL Anthology PDFs from here instead: replaces the https://aclanthology.org/ prefix of PDF URLs at download time (a mirror; empty = the Anthology)")
 
 
 class ExtractSettings(Section):
@@ -80,6 +82,16 @@ class LabelSettings(Section):
     batch: int = Field(200, ge=1, description="texts labeled per database transaction")
     max_findings_per_rule: int = Field(20, ge=1, description="findings stored per rule and paper (labels use all matches)")
     regex_timeout: float = Field(1.0, gt=0, description="CPU seconds one rule's patterns may take on one paper; past it the rule is recorded as timed out for that paper")
+    text_source: str = Field("prefer-pdf", description="which text labels use when a paper has several: 'prefer-pdf' (the PDF's, else an imported one), a source such as 'pdf' or 'acl-ocl-grobid' (only that), 'prefer-<source>', or a comma list in order of preference ('*' = any other)")
+
+
+class ImportSettings(Section):
+    """`review import pdfs|texts`: PDFs and full texts the user already has."""
+
+    workers: int = Field(0, description="processes normalizing imported texts (0 = one per core)")
+    text_batch: int = Field(500, ge=1, description="imported texts written per database transaction")
+    pdf_batch: int = Field(50, ge=1, description="imported PDFs recorded per database transaction")
+    meta_timeout: float = Field(30.0, description="seconds reading one PDF's metadata and first page may take (--create)")
 
 
 class CodeSettings(Section):
@@ -138,6 +150,7 @@ class Settings(BaseSettings):
     http: HttpSettings = Field(default_factory=HttpSettings)
     harvest: HarvestSettings = Field(default_factory=HarvestSettings)
     download: DownloadSettings = Field(default_factory=DownloadSettings)
+    imports: ImportSettings = Field(default_factory=ImportSettings)
     extract: ExtractSettings = Field(default_factory=ExtractSettings)
     label: LabelSettings = Field(default_factory=LabelSettings)
     code: CodeSettings = Field(default_factory=CodeSettings)

@@ -30,9 +30,9 @@ class StatusReport:
         return asdict(self)
 
 
-def _outcomes(session: Session, stage: str, model: Any) -> list[dict[str, Any]]:
+def _outcomes(session: Session, stage: str, model: Any, *where: Any) -> list[dict[str, Any]]:
     rows = session.execute(
-        select(model.outcome, model.reason, func.count()).group_by(model.outcome, model.reason)
+        select(model.outcome, model.reason, func.count()).where(*where).group_by(model.outcome, model.reason)
         .order_by(model.outcome, model.reason)
     )
     return [{"stage": stage, "outcome": o, "reason": r, "count": n} for o, r, n in rows]
@@ -47,7 +47,10 @@ def build_status(session: Session, *, last_runs: int = 5) -> StatusReport:
     report.stages.append({"stage": "harvested", "outcome": "no PDF URL", "reason": "why: papers.pdf_unresolved_reason",
                           "count": session.scalar(select(func.count()).select_from(Paper).where(Paper.pdf_url.is_(None))) or 0})
     report.stages += _outcomes(session, "download", Document)
-    report.stages += _outcomes(session, "extract", PaperText)
+    report.stages += _outcomes(session, "extract", PaperText, PaperText.source == "pdf")
+    imported = session.execute(select(PaperText.source, func.count()).where(PaperText.source != "pdf")
+                               .group_by(PaperText.source).order_by(PaperText.source))
+    report.stages += [{"stage": "import texts", "outcome": src, "reason": None, "count": n} for src, n in imported]
     labeled = session.scalar(select(func.count(func.distinct(PaperLabel.paper_id)))) or 0
     report.stages.append({"stage": "label", "outcome": "ok", "reason": None, "count": labeled})
     codebases = session.scalar(select(func.count()).select_from(Codebase)) or 0

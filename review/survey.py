@@ -1,7 +1,11 @@
 """`review survey`: every stage in order, resumable, ending with the report and figures.
 
-harvest -> download -> extract -> label -> code link -> code github -> code scan ->
-human pass (queued and reported, never waited on) -> compute -> export.
+harvest -> [import pdfs, import texts] -> download -> extract -> label -> code link ->
+code github -> code scan -> human pass (queued and reported, never waited on) -> compute -> export.
+
+The imports run only when given (`pdfs`, `texts`): what the user already has is taken
+before anything is downloaded. `review.importer.plan.plan_survey` says, without running
+anything, what remains per stage and how long the downloads must take at least.
 
 Each stage is the other areas' own library call, so the survey is exactly what running
 the commands one by one does: each records its own run, and each resumes from its own
@@ -143,7 +147,8 @@ def _human_waiting(db: Database) -> tuple[int, int]:
 def run_survey(db: Database, settings: Settings, *, sources: Iterable[str] = ("acl", "dblp"), github: bool = True,
                human: str = "auto", out_dir: Path | None = None, fmt: str | None = None, time_: str | None = None,
                acl_update: bool | None = None, sample: bool = False, download_client: Any = None,
-               on_stage: Callable[[StageReport], None] | None = None) -> SurveyResult:
+               on_stage: Callable[[StageReport], None] | None = None, pdfs: Path | None = None,
+               texts: Path | None = None) -> SurveyResult:
     """Run every stage in order on `db`; see the module docstring.
 
     `human`: "auto" queues into Label Studio when its API key is set (and pulls what the
@@ -154,6 +159,8 @@ def run_survey(db: Database, settings: Settings, *, sources: Iterable[str] = ("a
     result = SurveyResult(sample=sample, database=db.url.render_as_string(hide_password=True))
     args = {"sources": ",".join(sources), "github": github, "human": human, "sample": sample,
             "out": str(out_dir) if out_dir else None, "format": fmt}
+    if pdfs or texts:
+        args.update({"pdfs": str(pdfs) if pdfs else None, "texts": str(texts) if texts else None})
     with record_run(db, "survey", args) as run:
         result.run_id = run.id
         p = _Pipeline(result, run, on_stage)
@@ -175,6 +182,7 @@ def run_survey(db: Database, settings: Settings, *, sources: Iterable[str] = ("a
             return "; ".join(parts) or "no sources"
 
         p.stage("harvest", harvest)
+        _imports(db, settings, p, run.id, pdfs=pdfs, texts=texts)
 
         def download() -> str:
             from review.download.runner import run_download
@@ -291,6 +299,23 @@ def sample_settings(settings: Settings, *, keep_database: bool = False) -> Setti
     s.code.pwc_links = ""
     s.config_path = settings.config_path
     return s
+
+
+def _imports(db: Database, settings: Settings, p: _Pipeline, survey_id: int, *, pdfs: Path | None,
+             texts: Path | None) -> None:
+    """The import stages: PDFs and texts the user has, before anything is downloaded."""
+    if pdfs is not None:
+        from review.importer.pdfs import run_import_pdfs
+
+        p.stage("import pdfs", lambda: _text(_with_run(
+            db, "import pdfs", {"path": str(pdfs), "survey": survey_id},
+            lambda r: run_import_pdfs(db, settings, pdfs, run=r)).summary))
+    if texts is not None:
+        from review.importer.texts import run_import_texts
+
+        p.stage("import texts", lambda: _text(_with_run(
+            db, "import texts", {"path": str(texts), "survey": survey_id},
+            lambda r: run_import_texts(db, settings, texts, run=r)).summary))
 
 
 def run_sample_survey(settings: Settings, *, keep_database: bool = False, out_dir: Path | None = None,

@@ -25,6 +25,9 @@ def survey(
     format_: Optional[str] = typer.Option(None, "--format", help="Dataset format: csv, jsonl or parquet."),
     out: Optional[Path] = typer.Option(None, "--out", help="Export folder (default: the exports_dir setting)."),
     time: Optional[str] = typer.Option(None, "--time", help="Time written in the export manifest."),
+    pdfs: Optional[Path] = typer.Option(None, "--pdfs", help="Import these PDFs (folder, .tar, .tar.gz, .zip) before downloading."),
+    texts: Optional[Path] = typer.Option(None, "--texts", help="Import these full texts (ACL OCL parquet, JSON Lines) before downloading."),
+    plan: bool = typer.Option(False, "--plan", help="Only say what remains per stage and host, the least time the downloads take at the per-host rates, and what --pdfs/--texts would save."),
     json_: JsonOpt = False,
 ) -> None:
     """Run every stage in order: harvest, download, extract, label, code link / github /
@@ -36,8 +39,12 @@ def survey(
     \b
         review survey --sample
         review survey --source acl --no-github
+        review survey --plan --pdfs ~/anthology-pdfs.tar.gz --texts acl-publication-info.74k.v2.parquet
     """
     app_ctx = context.get(ctx)
+    if plan:
+        _plan(app_ctx, pdfs, texts, json_)
+        return
 
     def show(stage: StageReport) -> None:
         if not json_:
@@ -48,7 +55,8 @@ def survey(
                                    time_=time, on_stage=show)
     else:
         result = run_survey(app_ctx.database(), app_ctx.settings, sources=source or ("acl", "dblp"),
-                            github=not no_github, human=human, out_dir=out, fmt=format_, time_=time, on_stage=show)
+                            github=not no_github, human=human, out_dir=out, fmt=format_, time_=time, on_stage=show,
+                            pdfs=pdfs, texts=texts)
     if json_:
         print_json(result.as_dict())
     else:
@@ -65,3 +73,23 @@ def survey(
     summary(result.summary())
     if result.failed:
         raise ItemsFailed(f"stages failed: {', '.join(result.failed)}", hint="see the messages above; rerun to resume")
+
+
+def _plan(app_ctx: context.AppContext, pdfs: Optional[Path], texts: Optional[Path], json_: bool) -> None:
+    from review.importer.plan import duration, plan_survey
+
+    result = plan_survey(app_ctx.database(), app_ctx.settings, pdfs=pdfs, texts=texts)
+    if json_:
+        print_json(result.as_dict())
+    else:
+        print_table("Remaining per stage", ["stage", "remaining", "note"],
+                    [(st["stage"], st["remaining"], st["note"]) for st in result.stages])
+        imported = bool(pdfs)
+        print_table("Downloads per host", ["host", "PDFs", "rate/s", "at least"] + (["in --pdfs", "then"] if imported else []),
+                    [(h.host, h.pdfs, h.rate or "no limit", duration(h.seconds) if h.seconds is not None else "-")
+                     + ((h.saved_by_import, duration(h.seconds_after_import) if h.seconds_after_import is not None else "-")
+                        if imported else ()) for h in result.hosts])
+        for kind, info in result.imports.items():
+            typer.echo(f"--{kind}: " + ", ".join(f"{k} {v}" for k, v in info.items() if k not in ("path", "note") and v != "")
+                       + (f" ({info['note']})" if info.get("note") else ""))
+    summary(result.summary())

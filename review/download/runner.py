@@ -34,6 +34,7 @@ from review.stage import held
 log = get_logger("download")
 
 STAGE = "download"
+ANTHOLOGY_PREFIXES = ("https://aclanthology.org/", "http://aclanthology.org/")
 
 
 @dataclass
@@ -148,7 +149,20 @@ class _Job:
         return host_key(self.url)
 
 
-def _jobs(session: Session, claims: list[Claim]) -> tuple[list[_Job], list[Claim]]:
+def anthology_mirror_url(url: str, base: str) -> str:
+    """The URL to fetch: an ACL Anthology PDF URL moved onto `download.anthology_pdf_base`.
+
+    Why at download time: a local mirror (or a faster copy) serves every record as it
+    was harvested, and the records keep naming the Anthology.
+    """
+    if base:
+        for prefix in ANTHOLOGY_PREFIXES:
+            if url.startswith(prefix):
+                return base.rstrip("/") + "/" + url[len(prefix):]
+    return url
+
+
+def _jobs(session: Session, claims: list[Claim], pdf_base: str = "") -> tuple[list[_Job], list[Claim]]:
     """Look up what each claimed paper needs; claims whose paper lost its URL come back apart."""
     papers = {p.id: p for p in session.scalars(select(Paper).where(Paper.id.in_([c.item_id for c in claims])))}
     docs = {d.paper_id: d for d in session.scalars(select(Document).where(Document.paper_id.in_(list(papers))))}
@@ -162,7 +176,8 @@ def _jobs(session: Session, claims: list[Claim]) -> tuple[list[_Job], list[Claim
         prior = None
         if doc is not None and doc.outcome == "ok":
             prior = Prior(doc.path, doc.sha256, doc.size, doc.etag, doc.last_modified)
-        jobs.append(_Job(c, paper.id, paper.ident, paper.pdf_url, paper.pdf_crc32, paper.pdf_sha256, prior))
+        url = anthology_mirror_url(paper.pdf_url, pdf_base)
+        jobs.append(_Job(c, paper.id, paper.ident, url, paper.pdf_crc32, paper.pdf_sha256, prior))
     return jobs, orphans
 
 
@@ -198,7 +213,7 @@ def _process(db: Database, settings: Settings, store: PdfStore, client: HttpClie
                 if room > 0 and len(backlog) < workers:
                     with db.session() as s:
                         claims = claim(s, STAGE, worker, room, among=among)
-                        jobs, orphans = _jobs(s, claims)
+                        jobs, orphans = _jobs(s, claims, settings.download.anthology_pdf_base)
                         if orphans:
                             finish(s, orphans, worker, error="no_pdf_url")
                     taken += len(claims)

@@ -23,7 +23,8 @@ from sqlalchemy import and_, select
 from sqlalchemy.orm import Session
 
 from review.compute import json_text, parse_json
-from review.db.models import Document, Paper, PaperText, Reproducibility, RuleSet
+from review.db.models import Document, Paper, PaperLabel, PaperText, Reproducibility, RuleSet
+from review.importer.text_source import PDF, label_of
 from review.redact import RedactingWriter, redact_value
 
 RELEASED_COLUMNS = [
@@ -35,7 +36,7 @@ RELEASED_COLUMNS = [
 ]
 EXTRA_COLUMNS = [
     "paper_source", "paper_doi", "paper_pdf_url", "paper_param_strings", "has_code", "code_urls", "r1", "r2", "r3",
-    "figure3_category", "label_source", "label_sources", "rule_set_sha256",
+    "figure3_category", "label_source", "label_sources", "rule_set_sha256", "text_source",
 ]
 COLUMNS = RELEASED_COLUMNS + EXTRA_COLUMNS
 
@@ -75,12 +76,13 @@ def read_records(session: Session) -> list[Record]:
                R.code_url, R.code_rouge, R.code_rouge_prelim, J(R.code_packages), J(R.packages), R.software_error,
                R.reproducible, J(R.params), R.has_code, J(R.code_urls), R.r1, R.r2, R.r3, R.category, R.label_source,
                J(R.sources), RuleSet.sha256, R.id,
-               Document.outcome, Document.reason, PaperText.outcome, PaperText.reason)
+               Document.outcome, Document.reason, PaperText.outcome, PaperText.reason, PaperLabel.extra)
         .select_from(Paper)
         .outerjoin(R, R.paper_id == Paper.id)
         .outerjoin(RuleSet, RuleSet.id == R.rule_set_id)
         .outerjoin(Document, Document.paper_id == Paper.id)
-        .outerjoin(PaperText, PaperText.paper_id == Paper.id)
+        .outerjoin(PaperText, and_(PaperText.paper_id == Paper.id, PaperText.source == PDF))
+        .outerjoin(PaperLabel, and_(PaperLabel.paper_id == Paper.id, PaperLabel.rule_set_id == R.rule_set_id))
         .where(and_(Paper.removed.is_(False), Paper.retracted.is_(False)))
         .order_by(Paper.ident)
     )
@@ -90,7 +92,9 @@ def read_records(session: Session) -> list[Record]:
         (ident, url, authors, title, venue, year, month, booktitle, address, publisher, pages, source, doi, pdf_url,
          rouge, prelim, params, protocol, ppk, variants, code_url, code_rouge, code_prelim, code_pk, packages,
          sw_error, reproducible, param_strings, has_code, code_urls, r1, r2, r3, category, label_source, sources,
-         rules_sha, rid, doc_outcome, doc_reason, text_outcome, text_reason) = row
+         rules_sha, rid, doc_outcome, doc_reason, text_outcome, text_reason, label_extra) = row
+        used = label_of((label_extra or {}).get("text_source"), (label_extra or {}).get("text_version"))
+        imported = used is not None and used != PDF  # full text from a corpus: retrieved, without a PDF
         authors, protocol, ppk, variants, code_pk, packages, param_strings, code_urls, sources = (
             P(authors), P(protocol), P(ppk), P(variants), P(code_pk), P(packages), P(param_strings), P(code_urls),
             P(sources))
@@ -109,8 +113,9 @@ def read_records(session: Session) -> list[Record]:
             "paper_param_strings": list(param_strings or []), "has_code": has_code, "code_urls": list(code_urls or []),
             "r1": r1, "r2": r2, "r3": r3, "figure3_category": category, "label_source": label_source,
             "label_sources": dict(sources) if sources else None, "rule_set_sha256": rules_sha,
+            "text_source": used,
         }
-        out.append(Record(values, document_ok=doc_outcome == "ok", text_ok=text_outcome == "ok",
+        out.append(Record(values, document_ok=doc_outcome == "ok" or imported, text_ok=text_outcome == "ok" or imported,
                           labeled=prelim is not None, computed=rid is not None))
     return out
 

@@ -38,6 +38,7 @@ from review.stage import held as held_elsewhere
 from review.stage import pending_count
 
 STAGE = "extract"
+PDF_SOURCE = "pdf"  # this stage's texts; imported corpora are other sources beside them
 log = get_logger("extract")
 
 
@@ -97,7 +98,7 @@ def queue_documents(db: Database, *, retry_failed: bool = False, redo: bool = Fa
         # go back, or all of them with --redo. One statement, so the test is made at
         # update time: a paper another process finished a moment ago is not requeued.
         stale = (select(Document.paper_id)
-                 .outerjoin(PaperText, PaperText.paper_id == Document.paper_id)
+                 .outerjoin(PaperText, (PaperText.paper_id == Document.paper_id) & (PaperText.source == PDF_SOURCE))
                  .where(Document.outcome == "ok", Document.path.is_not(None)))
         if not redo:
             stale = stale.where(or_(PaperText.id.is_(None), PaperText.document_sha256.is_(None),
@@ -118,7 +119,8 @@ def _save(db: Database, paper_id: int, sha256: str | None, result: Extraction, r
     for attempt in range(2):
         try:
             with db.session() as s:
-                row = s.scalar(select(PaperText).where(PaperText.paper_id == paper_id))
+                row = s.scalar(select(PaperText).where(PaperText.paper_id == paper_id,
+                                                       PaperText.source == PDF_SOURCE))
                 if row is None:
                     s.add(PaperText(paper_id=paper_id, **values))
                 else:

@@ -23,6 +23,7 @@ from review.db.models import Finding, Paper, PaperLabel, PaperText
 from review.db.models import RuleSet as RuleSetRow
 from review.db.session import Database
 from review.errors import ReviewError
+from review.importer import text_source
 from review.log import get_logger
 from review.progress import progress
 from review.rules.engine import Engine
@@ -52,6 +53,7 @@ class LabelResult:
     dry_run: bool = False
     timed_out: dict[str, int] = field(default_factory=dict)  # rule id -> papers it ran past label.regex_timeout on
     timed_out_papers: int = 0
+    text_sources: dict[str, int] = field(default_factory=dict)  # which text each labeled paper's labels came from
 
     def summary(self) -> str:
         verb = "would label" if self.dry_run else "labeled"
@@ -63,12 +65,14 @@ class LabelResult:
             if self.timed_out_papers:
                 rules = ", ".join(f"{rid}: {n}" for rid, n in sorted(self.timed_out.items()))
                 text += f"; {self.timed_out_papers} with a rule cut off by label.regex_timeout ({rules})"
+            if set(self.text_sources) - {text_source.PDF}:
+                text += "; texts: " + ", ".join(f"{k} {n}" for k, n in sorted(self.text_sources.items()))
         return text
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("rule_set_id", "rule_set", "sha256", "candidates", "labeled",
                                               "failed", "prelim", "computes", "findings", "dry_run",
-                                              "timed_out", "timed_out_papers")}
+                                              "timed_out", "timed_out_papers", "text_sources")}
 
 
 def resolve_rules(settings: Settings, rules_path: str | Path | None = None,
@@ -115,19 +119,20 @@ def run_label(db: Database, settings: Settings, *, rules_path: str | Path | None
     run with its name and reason and changes nothing.
     """
     ruleset = ruleset or resolve_rules(settings, rules_path, options)
+    order = text_source.parse(settings.label.text_source)
     engine = Engine(ruleset, timeout=settings.label.regex_timeout)
     batch = batch or settings.label.batch
     max_hits = settings.label.max_findings_per_rule
     if dry_run:
         with db.session() as s:
             existing = s.scalar(select(RuleSetRow.id).where(RuleSetRow.sha256 == ruleset.sha256))
-            total = _count_todo(s, existing, relabel)
+            total = _count_todo(s, existing, relabel, order)
         result = LabelResult(existing, ruleset.name, ruleset.sha256, candidates=min(total, limit or total),
                              dry_run=True)
         return result
     with db.session() as s:
         rs_id = ensure_rule_set(s, ruleset).id
-        total = _count_todo(s, rs_id, relabel)
+        total = _count_todo(s, rs_id, relabel, order)
     if limit is not None:
         total = min(total, limit)
     result = LabelResult(rs_id, ruleset.name, ruleset.sha256, candidates=total)
@@ -139,13 +144,16 @@ def run_label(db: Database, settings: Settings, *, rules_path: str | Path | None
         while result.labeled + result.failed < total:
             want = min(batch, total - result.labeled - result.failed)
             with db.session() as s:
-                rows = s.execute(_todo_query(rs_id, relabel).where(PaperText.paper_id > after)
+                rows = s.execute(_todo_query(rs_id, relabel, order).where(PaperText.paper_id > after)
                                  .order_by(PaperText.paper_id).limit(want)).all()
             if not rows:
                 break
             after = rows[-1][0]
             labeled: list[tuple[int, Labeled, str, list[str]]] = []
-            for paper_id, content in rows:
+            origins = {pid: {"text_id": tid, "text_source": src,
+                             "text_version": ver if src != text_source.PDF else None}
+                       for pid, _, tid, src, ver in rows}
+            for paper_id, content, *_ in rows:
                 try:
                     text = content or ""
                     scan = engine.scan(text)
@@ -158,8 +166,10 @@ def run_label(db: Database, settings: Settings, *, rules_path: str | Path | None
                     if run is not None:
                         run.count("failed")
             with db.session() as s:
-                result.findings += _store(s, rs_id, ruleset, labeled, run.id if run else None, max_hits)
-            for _, lab, _, _ in labeled:
+                result.findings += _store(s, rs_id, ruleset, labeled, run.id if run else None, max_hits, origins)
+            for pid, lab, _, _ in labeled:
+                name = text_source.label_of(origins[pid]["text_source"], origins[pid]["text_version"]) or ""
+                result.text_sources[name] = result.text_sources.get(name, 0) + 1
                 result.labeled += 1
                 result.prelim += lab.labels.prelim
                 result.computes += lab.labels.computes
@@ -185,23 +195,26 @@ def _note_timeout(result: LabelResult, paper_id: int, rules: list[str], seconds:
         run.count("timed_out")
 
 
-def _todo_query(rs_id: int | None, relabel: bool):  # type: ignore[no-untyped-def]
-    """Texts to label: ok texts without labels of this rule set, or with an older label."""
-    q = select(PaperText.paper_id, PaperText.content).where(PaperText.outcome == "ok")
+def _todo_query(rs_id: int | None, relabel: bool, order: list[str]):  # type: ignore[no-untyped-def]
+    """Texts to label: each paper's chosen text (`label.text_source`) without labels of this
+    rule set, with an older label, or with a label made from another of its texts."""
+    q = select(PaperText.paper_id, PaperText.content, PaperText.id, PaperText.source,
+               PaperText.extractor_version).where(text_source.chosen(order))
     if relabel or rs_id is None:
         return q
     return q.outerjoin(PaperLabel, and_(PaperLabel.paper_id == PaperText.paper_id,
                                         PaperLabel.rule_set_id == rs_id)).where(
-        or_(PaperLabel.id.is_(None), PaperLabel.labeled_at < PaperText.extracted_at))
+        or_(PaperLabel.id.is_(None), PaperLabel.labeled_at < PaperText.extracted_at,
+            PaperLabel.extra["text_id"].as_integer() != PaperText.id))
 
 
-def _count_todo(s: Session, rs_id: int | None, relabel: bool) -> int:
-    q = _todo_query(rs_id, relabel).with_only_columns(func.count())
+def _count_todo(s: Session, rs_id: int | None, relabel: bool, order: list[str]) -> int:
+    q = _todo_query(rs_id, relabel, order).with_only_columns(func.count())
     return s.scalar(q) or 0
 
 
 def _store(s: Session, rs_id: int, ruleset: RuleSet, labeled: Sequence[tuple[int, Labeled, str, list[str]]],
-           run_id: int | None, max_hits: int) -> int:
+           run_id: int | None, max_hits: int, origins: dict[int, dict[str, Any]] | None = None) -> int:
     """Replace this rule set's rows for these papers (and only those rows).
 
     A rule that timed out on a paper is listed in its label's `extra["timed_out"]`.
@@ -225,7 +238,7 @@ def _store(s: Session, rs_id: int, ruleset: RuleSet, labeled: Sequence[tuple[int
                          "label": h.label, "start": h.start, "end": h.end, "match": h.value,
                          "snippet": h.snippet(text, ruleset.snippet_chars), "run_id": run_id})
         extra = {"flags": list(lb.flags), "hits": per_rule, "suppressed": len(lab.suppressed),
-                 "r1": r1, "r2": r2, "chars": len(text)}
+                 "r1": r1, "r2": r2, "chars": len(text), **(origins or {}).get(pid, {})}
         if timed_out:
             extra["timed_out"] = list(timed_out)
         values = dict(prelim=lb.prelim, computes=lb.computes, params=list(lb.params), protocol=list(lb.protocol),

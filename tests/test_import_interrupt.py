@@ -1,0 +1,76 @@
+"""Kill a real `review import pdfs` mid-archive (SIGKILL) and rerun it: every file once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from sqlalchemy import func, select
+
+from review.db.models import Document, Run
+from review.db.models.documents import ImportedFile
+from review.download.store import PdfStore
+from review.importer.pdfs import run_import_pdfs
+from review.settings import Settings
+from tests.import_support import add_paper, crc, make_pdf, sha, write_tar
+
+FILES = 300
+
+
+def ledger_rows(db) -> int:
+    with db.session() as s:
+        return s.scalar(select(func.count()).select_from(ImportedFile)) or 0
+
+
+@pytest.mark.slow
+def test_sigkill_mid_import_then_rerun_settles_every_file_exactly_once(db, db_url, tmp_path):
+    members = []
+    for i in range(FILES):
+        body = make_pdf(i, pad=20_000)
+        add_paper(db, f"P19-{i + 1000}", crc32=crc(body))
+        members.append((f"pdfs/P19-{i + 1000}.pdf", body))
+    path = write_tar(tmp_path / "bundle.tar.gz", members, mode="w:gz")
+    data_dir = tmp_path / "data"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REVIEW_")}
+    env.update({"REVIEW_DATABASE_URL": db_url, "REVIEW_DATA_DIR": str(data_dir), "REVIEW_IMPORTS__PDF_BATCH": "7"})
+    proc = subprocess.Popen([sys.executable, "-m", "review", "--silent", "import", "pdfs", str(path)],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while ledger_rows(db) < 20:
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            assert time.monotonic() < deadline, "the import never got under way"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    settled = ledger_rows(db)
+    assert 20 <= settled < FILES, "the kill landed mid-import"
+    stored_before = {p.name: p.stat().st_mtime_ns for p in (data_dir / "pdfs").glob("??/??/*.pdf")}
+    assert len(stored_before) >= settled  # files of the open batch may be stored, their rows were not committed
+    with db.session() as s:
+        assert s.scalar(select(Run.status).where(Run.command == "import pdfs")) == "running"
+
+    report = run_import_pdfs(db, Settings(data_dir=data_dir), path)
+
+    assert report.already == settled
+    assert report.counts == {"matched": FILES - settled}
+    with db.session() as s:
+        docs = s.scalars(select(Document)).all()
+        rows = s.scalars(select(ImportedFile)).all()
+    assert len(docs) == FILES and {d.outcome for d in docs} == {"ok"}
+    assert len({d.paper_id for d in docs}) == FILES
+    assert len(rows) == FILES and {r.outcome for r in rows} == {"matched"}
+    assert {r.member for r in rows} == {m for m, _ in members}
+    stored = {p.name: p.stat().st_mtime_ns for p in (data_dir / "pdfs").glob("??/??/*.pdf")}
+    assert set(stored) == {f"{sha(body)}.pdf" for _, body in members}
+    assert all(stored[name] == when for name, when in stored_before.items()), "a stored file was written again"
+    assert not PdfStore(data_dir).partial_files()
+    for d in docs:
+        assert sha((data_dir / d.path).read_bytes()) == d.sha256
