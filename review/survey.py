@@ -210,7 +210,7 @@ def run_survey(db: Database, settings: Settings, *, sources: Iterable[str] = ("a
         p.stage("code link", code_link)
 
         if not github:
-            p.add("code github", "skipped", "offline: GitHub look-ups skipped (code_rouge_prelim comes from the scan)")
+            p.add("code github", "skipped", "offline: GitHub look-ups skipped (code_metric_prelim comes from the scan)")
         else:
             from_env = os.environ.get(settings.code.github_token_env)
             if not from_env:

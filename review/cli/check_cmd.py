@@ -49,7 +49,7 @@ def check(
     else:
         _print(result)
     verdict = ("irreproducible from the text (neither R1 nor R2)" if result.irreproducible
-               else "does not compute the metric" if not result.computes_rouge
+               else "does not compute the metric" if not result.computes
                else "R1 holds" if result.r1 else "R2 holds")
     summary(f"{path}: {verdict} [{ruleset.name} {ruleset.sha256[:12]}]")
     if result.irreproducible:
@@ -60,7 +60,7 @@ def _print(r) -> None:  # type: ignore[no-untyped-def]
     m = r.metric
     yes = lambda b: "yes" if b else "no"  # noqa: E731
     typer.echo(f"{r.source}: {r.chars} characters, rules {r.rules} ({r.rules_sha256[:12]})")
-    typer.echo(f"mentions {m}: {yes(r.rouge_prelim)}    computes {m}: {yes(r.computes_rouge)}")
+    typer.echo(f"mentions {m}: {yes(r.prelim)}    computes {m}: {yes(r.computes)}")
     for name, values in (("packages", r.packages), ("parameters", r.params), ("measures", r.variants),
                          ("protocol", r.protocol), ("code links", r.code_urls)):
         typer.echo(f"{name:11} {', '.join(repr(v) if name == 'parameters' else v for v in values) or '-'}")

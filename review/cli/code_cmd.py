@@ -124,7 +124,7 @@ def scan(
             for a in report.anti_features:
                 typer.echo(f"anti-feature {a.feature}: {a.detail}" + (f" [{a.file}:{a.line}]" if a.file else ""))
         summary(f"packages: {', '.join(report.packages) or 'none'}; mentions rouge: "
-                f"{'yes' if report.rouge_prelim else 'no'}; anti-features: {', '.join(report.anti_feature_names) or 'none'}")
+                f"{'yes' if report.prelim else 'no'}; anti-features: {', '.join(report.anti_feature_names) or 'none'}")
         return
     result = run_scan(app_ctx.database(), app_ctx.settings, limit=limit, rescan=rescan, retry_failed=retry_failed,
                       only_prelim=only_prelim, refresh_clones=refresh)

@@ -34,7 +34,7 @@ def compute(ctx: typer.Context, json_: JsonOpt = False, dry_run: DryRunOpt = Fal
         print_json(result.as_dict())
     else:
         print_table(None, ["papers", "ROUGE papers", "reproducible", "software error", "rule set"],
-                    [(result.papers, result.rouge_papers, result.reproducible, result.software_error,
+                    [(result.papers, result.metric_papers, result.reproducible, result.software_error,
                       result.rule_set or "(none)")])
         typer.echo(f"signature: {result.signature}")
         if result.unknown_packages:

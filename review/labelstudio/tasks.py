@@ -246,10 +246,10 @@ def prediction_result(proposed: dict[str, Any], config: LabelConfig) -> list[dic
 # --- codebases
 
 def code_candidates(session: Session) -> list[Candidate]:
-    """Codebases not excluded by the GitHub 'rouge' search (code_rouge_prelim)."""
+    """Codebases not excluded by the GitHub 'rouge' search (code_metric_prelim)."""
     rows = session.execute(
         select(Codebase, Paper.year, Paper.venue, Paper.ident).join(Paper, Paper.id == Codebase.paper_id)
-        .where(Codebase.code_rouge_prelim.is_not(False))).all()
+        .where(Codebase.code_metric_prelim.is_not(False))).all()
     counts = dict(session.execute(select(CodeFinding.codebase_id, func.count()).group_by(CodeFinding.codebase_id)).all())
     shas = dict(session.execute(select(CodeFinding.codebase_id, func.max(CodeFinding.rules_sha256))
                                 .group_by(CodeFinding.codebase_id)).all())
