@@ -62,7 +62,7 @@ def build_corpus(directory: Path, pages: int) -> list[Path]:
     while total < pages:
         path = directory / f"paper-{seed:04d}.pdf"
         if not path.exists():
-            write_paper(path, sample_spec(seed=seed, sections=8, paragraphs=6, rouge=seed % 3 != 0))
+            write_paper(path, sample_spec(seed=seed, sections=8, paragraphs=6, report=seed % 3 != 0))
         files.append(path)
         total += page_count(path)
         seed += 1

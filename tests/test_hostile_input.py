@@ -176,7 +176,7 @@ def _paper_pdf() -> bytes:
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "p.pdf"
-        write_paper(path, sample_spec(seed=3, sections=4, paragraphs=4, rouge=True))
+        write_paper(path, sample_spec(seed=3, sections=4, paragraphs=4, report=True))
         return path.read_bytes()
 
 

@@ -9,7 +9,7 @@ import typer
 
 from review.cli import context
 from review.cli.app import app
-from review.cli.options import JsonOpt
+from review.cli.options import JsonOpt, MetricOpt
 from review.cli.output import print_json, print_table, summary
 
 IRREPRODUCIBLE_EXIT = 1
@@ -19,7 +19,8 @@ IRREPRODUCIBLE_EXIT = 1
 def check(
     ctx: typer.Context,
     path: Path = typer.Argument(..., help="The paper: a PDF, a .txt or a .md file."),
-    rules: Optional[Path] = typer.Option(None, "--rules", help="Rule file (default: label.rules from the settings)."),
+    rules: Optional[Path] = typer.Option(None, "--rules", help="Rule file (default: label.rules, else the metric's rule file)."),
+    metric: MetricOpt = None,
     option: Optional[List[str]] = typer.Option(None, "--option", help="Switch on a named option of the rule file (repeatable)."),
     backend: Optional[str] = typer.Option(None, "--backend", help="PDF text extractor (default from the settings)."),
     json_: JsonOpt = False,
@@ -34,11 +35,13 @@ def check(
 
     \b
         review check paper.pdf
-        review check paper.txt --rules patterns/bleu.toml --json
+        review check paper.txt --metric bleu --json
+        review check paper.pdf --rules patterns/rouge/rouge-precise.toml
     """
     from review.check import check_file
     from review.rules.stage import resolve_rules
 
+    context.get(ctx).use_metric(metric)
     settings = context.get(ctx).settings
     ruleset = resolve_rules(settings, rules, option or ())
     result = check_file(path, ruleset, backend=backend or settings.extract.backend,
