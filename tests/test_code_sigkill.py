@@ -141,3 +141,29 @@ def test_sigkill_mid_code_github_then_rerun(db, tmp_path, local_server):
         assert gh.hits[f"/repos/o/{names[cid]}"] == looked_up_before.get(f"/repos/o/{names[cid]}") == 1
     for cid in set(names) - done - claimed:  # never started by the killed run: asked once
         assert gh.hits[f"/repos/o/{names[cid]}"] == 1
+
+
+def test_a_clone_in_progress_dies_with_a_killed_scan(tmp_path):
+    """git clone runs in its own session (so a timeout can kill its whole group); it must
+    still end when the scan that started it is SIGKILLed, not clone on unattended."""
+    import socket
+    import subprocess
+
+    silent = socket.socket()  # accepts connections and never answers: the clone waits forever
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    url = f"http://127.0.0.1:{silent.getsockname()[1]}/owner/repo.git"
+    script = ("import sys; from pathlib import Path; from review.codebases.fetch import git_clone; "
+              "git_clone(sys.argv[1], Path(sys.argv[2]), timeout=600, max_bytes=10**9)")
+    proc = subprocess.Popen([sys.executable, "-c", script, url, str(tmp_path / "dest")])
+    try:
+        deadline = time.monotonic() + 60
+        while not (gits := children(proc.pid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert gits, "git clone never started"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        assert wait_gone(gits, 30) == [], "git clone outlived the killed scan"
+    finally:
+        proc.kill()
+        silent.close()

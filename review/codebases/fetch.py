@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit
 
 from review.log import get_logger
+from review.procs import die_with_parent
 
 log = get_logger("codebases.fetch")
 
@@ -88,7 +89,8 @@ def git_clone(url: str, dest: Path, *, timeout: float, max_bytes: int, refresh: 
     cmd = ["git", "-c", "protocol.file.allow=always", "-c", "core.fsmonitor=false", "clone", "--depth", "1",
            "--single-branch", "--no-tags", "--quiet", url, str(dest)]
     started = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, start_new_session=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, start_new_session=True,
+                            preexec_fn=die_with_parent)  # a SIGKILLed scan leaves no clone running
     try:
         while proc.poll() is None:
             if time.monotonic() - started > timeout:

@@ -16,19 +16,10 @@ import time
 import uuid
 from pathlib import Path
 
+from review.claims import ProcessId
+
 TMP_DIR = ".tmp"
 STALE_FOREIGN_SECONDS = 24 * 3600  # temp files of other machines are left alone this long
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this id runs on this machine."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class PdfStore:
@@ -83,7 +74,7 @@ class PdfStore:
             except (IndexError, ValueError):
                 host, pid = "", -1
             if host == me:
-                stale = pid != os.getpid() and not pid_alive(pid)
+                stale = pid != os.getpid() and ProcessId(socket.gethostname(), pid).gone()
             else:
                 try:
                     stale = time.time() - part.stat().st_mtime > STALE_FOREIGN_SECONDS

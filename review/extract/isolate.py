@@ -35,6 +35,7 @@ from typing import Any, Iterator
 
 from review.extract.core import Extraction, extract_in_process
 from review.log import get_logger
+from review.procs import die_with_parent
 
 log = get_logger("extract")
 
@@ -72,19 +73,10 @@ def _limit_memory(memory_mb: int) -> None:
 # Parent-side ends of every worker's pipe, so that each new child closes its copies: a
 # child holding one would keep that pipe open after the parent died (no end of file).
 _PARENT_ENDS: "weakref.WeakSet[Connection]" = weakref.WeakSet()
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-
-
 def _die_with_parent(parent_pid: int) -> None:
-    """Ask the kernel to SIGKILL this process when its parent dies (Linux only)."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        except (OSError, AttributeError):  # no prctl: end of file on the pipe still stops an idle worker
-            pass
-    if os.getppid() != parent_pid:  # the parent died before the request was in place
+    """Die with the parent; exit at once if it is already gone (it died before the request)."""
+    die_with_parent()
+    if os.getppid() != parent_pid:
         os._exit(0)
 
 
