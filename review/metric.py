@@ -46,6 +46,7 @@ DEFAULT_WORDING: dict[str, str] = {
     "project_code": "{metric} review: code review",
     "papers": "{metric} papers",
     "figure1_title": "Figure 1: {metric} papers, this run vs published",
+    "figure1_title_alone": "Figure 1: {metric} papers",  # when the metric folder has no [[published]] figures
     "figure3_title": "Figure 3: {metric} papers per year",
     "code_evaluation": "code with {metric} evaluation",
     "prisma_screened": "Screened: mention {metric}",

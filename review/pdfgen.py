@@ -12,7 +12,9 @@ What the PDFs contain, on purpose:
 - footnotes at the foot of the right column of page 1, where long parameter strings
   such as "-c 95 -r 1000 -n 2 -m" wrap across lines;
 - a table whose two-row header puts a metric's name over its columns ("1 2 L");
-- numbered references.
+- numbered references;
+- display lines (a paragraph written `like this`) in a small typewriter face, as papers set
+  a command line or a tool's signature.
 
 The metric-specific words of the realistic content (the names sprinkled in, the sentences
 that report a package and a parameter string, the footnotes, the table header) are data:
@@ -246,6 +248,10 @@ def write_paper(path: str | Path, spec: PaperSpec, *, password: str | None = Non
     ref_st = ParagraphStyle("ref", parent=body, fontSize=9, leading=10.8, alignment=TA_LEFT,
                             leftIndent=10, firstLineIndent=-10)
     caption_st = ParagraphStyle("caption", parent=body, fontSize=9, leading=10.8)
+    # A paragraph written `like this` is a display line in a small typewriter face, as papers
+    # set a command line or a tool's signature: one token too long for a line of body text.
+    code_st = ParagraphStyle("code", fontName="Courier", fontSize=6.5, leading=8, alignment=TA_LEFT,
+                             spaceBefore=1, spaceAfter=4, hyphenationLang="", splitLongWords=1)
 
     # Footnotes of page 1 sit at the foot of the left column, which is shortened for them.
     foot_paras = [Paragraph(f"<super>{i}</super>{_markup(t, ligatures=lig)}", foot_st)
@@ -300,7 +306,10 @@ def write_paper(path: str | Path, spec: PaperSpec, *, password: str | None = Non
     for n, sec in enumerate(spec.sections, 1):
         story.append(_para(f"{n} {sec.heading}", heading, ligatures=lig))
         for para in sec.paragraphs:
-            story.append(_para(para, body, ligatures=lig))
+            if len(para) > 2 and para.startswith("`") and para.endswith("`"):
+                story.append(_para(para[1:-1], code_st, ligatures=False))
+            else:
+                story.append(_para(para, body, ligatures=lig))
         if spec.table is not None and n == spec.table_after:
             story.append(_table(spec.table, regular, bold, caption_st, col_w, lig))
     if spec.references:

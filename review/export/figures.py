@@ -68,7 +68,7 @@ def figure1_chart(stats: list[Stat], stem: Path, metric: Metric | None = None) -
         ax.set_yticks(ys, labels, fontsize=7)
         ax.set_xlim(0, 118)
         ax.set_xlabel("% of the papers in each statistic's denominator")
-        ax.set_title(metric.text("figure1_title"))
+        ax.set_title(metric.text("figure1_title" if published else "figure1_title_alone"))
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, fontsize=7, frameon=False)
         fig.tight_layout()
     return save(fig, stem)

@@ -67,11 +67,12 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
         f'signature <code>{html.escape(m["signature"])}</code></p>',
         "<p>Labels rest on human decisions where they exist and on the automated rules otherwise; "
         "the dataset's <code>label_source</code> column says which for every paper.</p>",
-        "<h2>This run against the published figures</h2>",
+        "<h2>This run against the published figures</h2>" if comparison else "",
         table(["statistic", "in the paper", "published", "this run"],
               [(c["statistic"], c["paper_wording"],
                 _pct(c["published"]) if c["unit"] == "share" else c["published"],
-                _pct(c["this_run"]) if c["unit"] == "share" else c["this_run"]) for c in comparison]),
+                _pct(c["this_run"]) if c["unit"] == "share" else c["this_run"]) for c in comparison])
+        if comparison else "",
         disputed_section(disputed or []),
         "<h2>Figure 1 statistics</h2>",
         f'<p class="small">Bootstrap {m["settings"]["export"]["confidence"]:.0%} intervals, '
