@@ -188,10 +188,11 @@ def _is_metric_root(folder: Path) -> bool:
 _warned: set[str] = set()
 
 
-def find_data_file(path: str | Path, base: Path | None = None) -> Path:
+def find_data_file(path: str | Path, base: Path | None = None, prefer: Path | None = None) -> Path:
     """A data file named by a setting or option: absolute, relative to `base` (the config
     file's folder), to the working directory, or shipped with the tool; a path of the old
-    flat layout is found inside the one metric folder holding a file of that name."""
+    flat layout is found inside the one metric folder holding a file of that name (the
+    `prefer`red folder, the metric under review, when several do)."""
     candidates = _candidates(str(path), base)
     for c in candidates:
         if c.is_file():
@@ -200,6 +201,8 @@ def find_data_file(path: str | Path, base: Path | None = None) -> Path:
         if not _is_metric_root(c.parent):
             continue
         moved = sorted(d / c.name for d in c.parent.iterdir() if (d / METRIC_FILE).is_file() and (d / c.name).is_file())
+        if len(moved) > 1 and prefer is not None:
+            moved = [m for m in moved if m.parent.resolve() == prefer.resolve()] or moved
         if len(moved) == 1:
             new = moved[0]
             if str(path) not in _warned:
@@ -347,6 +350,7 @@ def metric_of(settings: Any) -> Metric:
 
 def data_path(settings: Any, explicit: str | Path | None, key: str) -> Path:
     """A data file of the run: the explicit setting when given, else the metric's `key` file."""
+    metric = metric_of(settings)
     if explicit:
-        return find_data_file(explicit, settings.config_dir)
-    return metric_of(settings).files[key]
+        return find_data_file(explicit, settings.config_dir, prefer=metric.folder)
+    return metric.files[key]

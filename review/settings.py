@@ -101,7 +101,7 @@ class ExtractSettings(Section):
 
 
 class LabelSettings(Section):
-    metric: str = Field("rouge", description="the metric reviewed: a metric folder under patterns/ (rouge, bleu) or the "
+    metric: str = Field("rouge", description="the metric reviewed: the name of a metric folder under patterns/ or the "
                                              "path of one; the rule file and both package catalogs default to its files")
     rules: str = Field("", description="rule file used by `review label` and `review check` (empty = the metric's)")
     options: list[str] = Field(default_factory=list, description="named options of the rule file to switch on")

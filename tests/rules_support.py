@@ -11,8 +11,9 @@ PATTERNS = Path(__file__).resolve().parent.parent / "patterns"
 
 
 def pattern(name: str) -> Path:
-    """A shipped data file by its name, in whichever metric folder holds it (patterns/<metric>/<name>)."""
-    found = sorted(PATTERNS.glob(f"*/{name}"))
+    """A shipped data file by its name, in whichever metric folder holds it (patterns/<metric>/<name>),
+    or by `<metric>/<name>` when several do."""
+    found = sorted(PATTERNS.glob(name if "/" in name else f"*/{name}"))
     assert len(found) == 1, f"{name}: {found}"
     return found[0]
 

@@ -28,7 +28,7 @@ from tests.rules_support import pattern, rules
 
 EVAL = DATA / "evaluate"
 GOLD = EVAL / "gold.jsonl"
-PACKAGES = list(load_catalog(pattern("packages.toml")).packages)
+PACKAGES = list(load_catalog(pattern("rouge/packages.toml")).packages)
 
 
 @pytest.fixture(scope="module")

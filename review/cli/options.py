@@ -12,4 +12,4 @@ DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Report what would ch
 WorkersOpt = Annotated[Optional[int], typer.Option("--workers", min=1, help="Parallel workers (default from settings).")]
 ShortOpt = Annotated[bool, typer.Option("--short", help="Abbreviated signature.")]
 MetricOpt = Annotated[Optional[str], typer.Option(
-    "--metric", help="Metric folder: a shipped one's name (rouge, bleu) or a folder's path; overrides label.metric.")]
+    "--metric", help="Metric folder: the name of one under patterns/ or a folder's path; overrides label.metric.")]

@@ -189,10 +189,10 @@ def default_catalog_path(settings: Any = None) -> Path:
 def load_catalog(path: str | Path | None = None, settings: Any = None) -> Catalog:
     """Read and validate a catalog (`path`, else the metric's); errors name the file, package and key."""
     if path:
-        from review.metric import find_data_file
+        from review.metric import data_path, find_data_file
 
         try:
-            p = find_data_file(path, settings.config_dir if settings is not None else None)
+            p = data_path(settings, path, "code_packages") if settings is not None else find_data_file(path)
         except InputFileError as exc:
             raise RuleFileError("code package catalog not found", item=str(path), hint=exc.hint) from None
     else:

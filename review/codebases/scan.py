@@ -1,10 +1,10 @@
-"""Infer which ROUGE packages a checkout uses, with evidence, from its files alone.
+"""Infer which of the metric's packages a checkout uses, with evidence, from its files alone.
 
 Why static reading: the review never runs the papers' code (appendix B is a static
 analysis too). Every file kind a researcher uses to say "this is how we score" is read:
 dependency files, Python imports and calls, shell scripts, notebooks (code and markdown
 cells), READMEs, and copies of known implementations pasted into the repository. What a
-package looks like is data (`patterns/code_packages.toml`, see `catalog.py`).
+package looks like is data (the metric folder's code_packages file, see `catalog.py`).
 
 Hostile input is contained here: symlinks are never followed (those pointing outside the
 checkout are counted separately), binary and oversized files are skipped, non-UTF-8 text

@@ -116,9 +116,9 @@ def label_config(kind: str, settings: Any = None, path: Path | None = None) -> L
     metric = metric_of(settings) if settings is not None else default_metric()
     rules = None
     if settings is not None and settings.label.rules:
-        from review.metric import find_data_file
+        from review.metric import data_path
 
-        rules = find_data_file(settings.label.rules, settings.config_dir)
+        rules = data_path(settings, settings.label.rules, "rules")
     return parse_config(render(kind, metric, rules), f"{metric.folder} ({kind})", metric.text("no_evidence"))
 
 

@@ -74,10 +74,11 @@ class LabelResult:
 def resolve_rules(settings: Settings, rules_path: str | Path | None = None,
                   options: Iterable[str] = ()) -> RuleSet:
     """The rule set a command runs: `--rules`, else `label.rules`, else the metric's rule file."""
-    from review.metric import data_path, find_data_file
+    from review.metric import data_path, find_data_file, metric_of
 
     try:
-        path = find_data_file(rules_path) if rules_path else data_path(settings, settings.label.rules, "rules")
+        path = find_data_file(rules_path, prefer=metric_of(settings).folder) if rules_path else \
+            data_path(settings, settings.label.rules, "rules")
     except InputFileError as exc:
         raise RuleFileError("rule file not found", item=exc.item, hint=exc.hint) from None
     return load_ruleset(path, tuple(options) or tuple(settings.label.options))

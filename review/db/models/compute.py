@@ -24,6 +24,8 @@ class Reproducibility(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), unique=True)
+    # The database columns keep the names of the released Rogue Scores dataset (paper_rouge, ...)
+    # whatever the metric; the export names them after the metric folder's `column`.
     paper_metric: Mapped[bool | None] = mapped_column("paper_rouge", Boolean)  # P0 (computes the metric)
     paper_metric_prelim: Mapped[bool | None] = mapped_column("paper_rouge_prelim", Boolean)  # preliminary substring search
     paper_params: Mapped[bool | None] = mapped_column(Boolean)  # P1
