@@ -17,6 +17,7 @@ from typing import Iterable
 from sqlalchemy import delete, or_, select, update
 
 from review.codebases.catalog import Catalog, load_catalog
+from review.metric import metric_holding
 from review.codebases.fetch import Checkout, FetchFailed, cache_path, git_clone, is_archive, unpack_archive
 from review.codebases.scan import ScanReport, scan_tree
 from review.codebases.urls import parse_repo_url
@@ -102,7 +103,9 @@ def run_scan(db: Database, settings: Settings, *, limit: int | None = None, resc
     args = {"limit": limit, "rescan": rescan, "retry_failed": retry_failed, "only_prelim": only_prelim}
     with record_run(db, "code scan", args) as run:
         result.run_id = run.id
-        run.signature.update({"scanner": "review-code-scan", **catalog.signature()})
+        held_by = metric_holding(catalog.path)  # the run names the metric whose packages it looked for
+        run.signature.update({**(held_by.signature() if held_by else {"metric": catalog.metric}),
+                              "scanner": "review-code-scan", **catalog.signature()})
         run.rules_sha256 = catalog.sha256
         with db.session() as s:
             q = select(Codebase.id)
