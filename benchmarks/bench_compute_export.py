@@ -42,7 +42,7 @@ def bench_compute_export(papers: int, url: str | None, fmt: str) -> None:
         t1 = time.perf_counter()
         out = run_export(db, settings, out_dir=Path(tmp) / "out", fmt=fmt)
         t2 = time.perf_counter()
-        print(f"compute: {t1 - t0:.1f} s ({result.papers} papers, {result.rouge_papers} ROUGE, "
+        print(f"compute: {t1 - t0:.1f} s ({result.papers} papers, {result.metric_papers} ROUGE, "
               f"{result.reproducible} reproducible)")
         print(f"export ({fmt}): {t2 - t1:.1f} s ({len(out.files)} files, dataset "
               f"{out.dataset.stat().st_size / 1e6:.1f} MB)")

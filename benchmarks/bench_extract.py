@@ -14,7 +14,7 @@ What it measures:
   limit and memory cap) on the generated corpus, and the projected time for the paper's
   ~1 million pages on this machine;
 - agreement between backends on the real PDFs: token-level similarity of the normalized
-  texts, and whether the ROUGE rule engine (patterns/rouge.toml) gives identical labels.
+  texts, and whether the ROUGE rule engine (patterns/rouge/rouge.toml) gives identical labels.
 
 pdfplumber is slow, so on the generated corpus it runs on a sample of --plumber-pages
 pages (said so in the output); on the real PDFs it runs on all of them.
@@ -62,7 +62,7 @@ def build_corpus(directory: Path, pages: int) -> list[Path]:
     while total < pages:
         path = directory / f"paper-{seed:04d}.pdf"
         if not path.exists():
-            write_paper(path, sample_spec(seed=seed, sections=8, paragraphs=6, rouge=seed % 3 != 0))
+            write_paper(path, sample_spec(seed=seed, sections=8, paragraphs=6, report=seed % 3 != 0))
         files.append(path)
         total += page_count(path)
         seed += 1
@@ -151,7 +151,7 @@ def rule_labels(text: str | None) -> dict | None:
     if text is None:
         return None
     if not hasattr(rule_labels, "engine"):
-        rs = load_ruleset(ROOT / "patterns" / "rouge.toml")
+        rs = load_ruleset(ROOT / "patterns" / "rouge" / "rouge.toml")
         rule_labels.engine = (Engine(rs), rs)  # type: ignore[attr-defined]
     engine, rs = rule_labels.engine  # type: ignore[attr-defined]
     return label_scan(engine.scan(text), rs).labels.as_dict()
@@ -237,7 +237,7 @@ def main() -> None:
         a = {r["file"]: r for r in res[("real", "pypdfium2")]["results"]}
         b = {r["file"]: r for r in res[("real", "pdfplumber")]["results"]}
         c = {r["file"]: r for r in ref_real["results"]} if ref_real else {}
-        print("\nagreement on real PDFs (token-level similarity of normalized text; rule labels from patterns/rouge.toml)")
+        print("\nagreement on real PDFs (token-level similarity of normalized text; rule labels from patterns/rouge/rouge.toml)")
         print(f"{'file':<48} {'pdfium~plumber':>14} {'pdfium~pdftotext':>16} {'same labels':>12}")
         sims, same = [], []
         for f in a:

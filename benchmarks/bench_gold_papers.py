@@ -1,6 +1,6 @@
 """Development-set accuracy of the shipped rule files, side by side.
 
-Scores patterns/rouge.toml (Table 5 as published) and patterns/rouge-precise.toml on the
+Scores patterns/rouge/rouge.toml (Table 5 as published) and patterns/rouge/rouge-precise.toml on the
 hand-labelled development gold set gold/papers/dev.jsonl with every score GOLD.md lists
 (the same numbers `review evaluate papers` prints), one column per rule file. The PDFs
 are read once, exactly as `review check` reads them, and labelled by each rule file.
@@ -32,7 +32,7 @@ from review.evaluate.gold import read_gold  # noqa: E402
 from review.evaluate.papers import evaluate, read_texts  # noqa: E402
 from review.rules import load_ruleset  # noqa: E402
 
-DEFAULT_RULES = [ROOT / "patterns" / "rouge.toml", ROOT / "patterns" / "rouge-precise.toml"]
+DEFAULT_RULES = [ROOT / "patterns" / "rouge" / "rouge.toml", ROOT / "patterns" / "rouge" / "rouge-precise.toml"]
 HEADLINE = ["P0.precision", "P0.recall", "P0.f1", "P0.accuracy",
             "P1.listed.precision", "P1.listed.recall", "P1.precision", "P1.recall", "P1.f1", "P1.exact",
             "P2.precision", "P2.recall", "P2.f1", "P2.exact",
@@ -48,7 +48,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="print every metric of every rule file as JSON")
     args = parser.parse_args()
     rules = args.rules or DEFAULT_RULES
-    catalog = load_catalog(ROOT / "patterns" / "packages.toml")
+    catalog = load_catalog(ROOT / "patterns" / "rouge" / "packages.toml")
     try:
         gold = read_gold(args.gold, catalog.packages)
     except ReviewError as exc:

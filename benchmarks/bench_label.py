@@ -11,7 +11,7 @@ ROUGE mentions). The naive baseline is `review.rules.NaiveEngine`: one `re.findi
 pattern over the whole text, no prefilter. Both feed the same labeling, and the script
 checks that every paper gets identical labels.
 
-    .venv/bin/python benchmarks/bench_label.py [--papers 10000] [--naive 2000] [--rules patterns/rouge.toml]
+    .venv/bin/python benchmarks/bench_label.py [--papers 10000] [--naive 2000] [--rules patterns/rouge/rouge.toml]
 
 `--naive` is how many of the papers the (slow) baseline also labels (0 = all of them);
 the speed-up is measured on exactly those papers. Figures are printed; nothing is written.
@@ -96,7 +96,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--papers", type=int, default=10_000)
     ap.add_argument("--naive", type=int, default=2_000, help="papers the baseline labels too (0 = all)")
-    ap.add_argument("--rules", default=str(ROOT / "patterns" / "rouge.toml"))
+    ap.add_argument("--rules", default=str(ROOT / "patterns" / "rouge" / "rouge.toml"))
     ap.add_argument("--option", action="append", default=[])
     ap.add_argument("--db-papers", type=int, default=2_000,
                     help="also time `review label` end to end on a temporary SQLite database with this many texts (0 = skip)")

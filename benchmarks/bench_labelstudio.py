@@ -69,7 +69,7 @@ def seed(db: Database, n: int) -> None:
     from review.db.models import Finding, Paper, PaperLabel, RuleSet
 
     with db.session() as s:
-        rs = RuleSet(name="rouge", metric="rouge", version="1", sha256="b" * 64, path="patterns/rouge.toml", content="#")
+        rs = RuleSet(name="rouge", metric="rouge", version="1", sha256="b" * 64, path="patterns/rouge/rouge.toml", content="#")
         s.add(rs)
         s.flush()
         for i in range(n):

@@ -1,4 +1,4 @@
-"""Each precision option of patterns/rouge.toml against the faithful rules, per fixture PDF.
+"""Each precision option of patterns/rouge/rouge.toml against the faithful rules, per fixture PDF.
 
 Prints, for every named option (and for rouge-precise.toml, all of them), which labels of
 which fixture papers change compared with the faithful file. Text comes from the
@@ -28,9 +28,9 @@ def main() -> None:
         ex = extract_file(pdf, isolate=False)
         if ex.outcome == "ok":
             texts[pdf.stem[:40]] = ex.text or ""
-    faithful = load_ruleset(ROOT / "patterns" / "rouge.toml")
-    variants = {name: load_ruleset(ROOT / "patterns" / "rouge.toml", [name]) for name in faithful.available_options}
-    variants["rouge-precise.toml (all)"] = load_ruleset(ROOT / "patterns" / "rouge-precise.toml")
+    faithful = load_ruleset(ROOT / "patterns" / "rouge" / "rouge.toml")
+    variants = {name: load_ruleset(ROOT / "patterns" / "rouge" / "rouge.toml", [name]) for name in faithful.available_options}
+    variants["rouge-precise.toml (all)"] = load_ruleset(ROOT / "patterns" / "rouge" / "rouge-precise.toml")
 
     def run(rs):  # type: ignore[no-untyped-def]
         eng = Engine(rs)

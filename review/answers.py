@@ -6,7 +6,7 @@ per line). `vote_value` turns each into the value reviewers are compared on: a b
 the yes/no questions, a sorted tuple for the multiple choices, `UNSURE` for "can't tell"
 (missing for agreement, a reason to adjudicate), None for an answer nobody can read.
 
-P1 has two uses, kept apart: whether the paper lists ROUGE parameters (yes/no: what R1
+P1 has two uses, kept apart: whether the paper lists the metric's parameters (yes/no: what R1
 needs, what reviewers are resolved and tied on) and which strings it lists (compared
 only after `normalize_param`, reported as their own agreement row, never a tie).
 """

@@ -48,8 +48,8 @@ class CheckResult:
     """What `review check` reports; `as_dict()` is the stable `--json` shape."""
 
     metric: str
-    rouge_prelim: bool
-    computes_rouge: bool
+    prelim: bool
+    computes: bool
     packages: list[str]
     params: list[str]
     protocol: list[str]
@@ -69,12 +69,12 @@ class CheckResult:
     @property
     def irreproducible(self) -> bool:
         """Computes the metric, yet neither R1 nor R2 holds from the text alone."""
-        return self.computes_rouge and not (self.r1 or self.r2)
+        return self.computes and not (self.r1 or self.r2)
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "source": self.source, "text_source": self.text_source, "metric": self.metric, "rules": self.rules, "rules_sha256": self.rules_sha256,
-            "chars": self.chars, "rouge_prelim": self.rouge_prelim, "computes_rouge": self.computes_rouge,
+            "source": self.source, "text_source": self.text_source, "metric": self.metric, "rules": self.rules,
+            "rules_sha256": self.rules_sha256, "chars": self.chars, "prelim": self.prelim, "computes": self.computes,
             "packages": self.packages, "params": self.params, "protocol": self.protocol, "variants": self.variants,
             "code_urls": self.code_urls, "r1": self.r1, "r2": self.r2, "irreproducible": self.irreproducible,
             "missing": self.missing, "evidence": [e.as_dict() for e in self.evidence],
@@ -113,7 +113,7 @@ def check_text(text: str, ruleset: RuleSet, *, max_per_rule: int = 5, engine: En
         if shown[h.rule_id] <= max_per_rule:
             evidence.append(Evidence(h.label, h.rule_id, h.kind.value, h.start, h.end, h.value,
                                      h.snippet(text, ruleset.snippet_chars)))
-    return CheckResult(metric=ruleset.metric, rouge_prelim=lb.prelim, computes_rouge=lb.computes,
+    return CheckResult(metric=ruleset.metric, prelim=lb.prelim, computes=lb.computes,
                        packages=list(lb.packages), params=list(lb.params), protocol=list(lb.protocol),
                        variants=list(lb.variants), code_urls=list(lb.code_urls), r1=r1, r2=r2, missing=missing,
                        evidence=evidence, rules=ruleset.name, rules_sha256=ruleset.sha256, chars=len(text),

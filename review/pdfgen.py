@@ -11,8 +11,14 @@ What the PDFs contain, on purpose:
 - end-of-line hyphenation (pyphen), so words break as "evalu-" / "ation";
 - footnotes at the foot of the right column of page 1, where long parameter strings
   such as "-c 95 -r 1000 -n 2 -m" wrap across lines;
-- a table whose two-row header puts "ROUGE" over "1 2 L";
-- numbered references.
+- a table whose two-row header puts a metric's name over its columns ("1 2 L");
+- numbered references;
+- display lines (a paragraph written `like this`) in a small typewriter face, as papers set
+  a command line or a tool's signature.
+
+The metric-specific words of the realistic content (the names sprinkled in, the sentences
+that report a package and a parameter string, the footnotes, the table header) are data:
+`SampleText`, by default the `[typeset]` of the default metric folder's sample file.
 
 Usage::
 
@@ -62,10 +68,10 @@ class Section:
 
 @dataclass
 class TableSpec:
-    """A results table: `header` is drawn as "group" over `subheaders` (e.g. ROUGE / 1 2 L)."""
+    """A results table: `header` is drawn as "group" over `subheaders` (e.g. a metric / 1 2 L)."""
 
     caption: str
-    group: str = "ROUGE"
+    group: str = "Score"
     subheaders: list[str] = field(default_factory=lambda: ["1", "2", "L"])
     first_header: str = "Model"
     rows: list[list[str]] = field(default_factory=list)
@@ -242,6 +248,10 @@ def write_paper(path: str | Path, spec: PaperSpec, *, password: str | None = Non
     ref_st = ParagraphStyle("ref", parent=body, fontSize=9, leading=10.8, alignment=TA_LEFT,
                             leftIndent=10, firstLineIndent=-10)
     caption_st = ParagraphStyle("caption", parent=body, fontSize=9, leading=10.8)
+    # A paragraph written `like this` is a display line in a small typewriter face, as papers
+    # set a command line or a tool's signature: one token too long for a line of body text.
+    code_st = ParagraphStyle("code", fontName="Courier", fontSize=6.5, leading=8, alignment=TA_LEFT,
+                             spaceBefore=1, spaceAfter=4, hyphenationLang="", splitLongWords=1)
 
     # Footnotes of page 1 sit at the foot of the left column, which is shortened for them.
     foot_paras = [Paragraph(f"<super>{i}</super>{_markup(t, ligatures=lig)}", foot_st)
@@ -296,7 +306,10 @@ def write_paper(path: str | Path, spec: PaperSpec, *, password: str | None = Non
     for n, sec in enumerate(spec.sections, 1):
         story.append(_para(f"{n} {sec.heading}", heading, ligatures=lig))
         for para in sec.paragraphs:
-            story.append(_para(para, body, ligatures=lig))
+            if len(para) > 2 and para.startswith("`") and para.endswith("`"):
+                story.append(_para(para[1:-1], code_st, ligatures=False))
+            else:
+                story.append(_para(para, body, ligatures=lig))
         if spec.table is not None and n == spec.table_after:
             story.append(_table(spec.table, regular, bold, caption_st, col_w, lig))
     if spec.references:
@@ -383,43 +396,57 @@ _WORDS = (
 # No rule terms (stemming, tokenization, stopwords, bootstrap, confidence interval, precision,
 # recall, F-score) in the filler: a sample paper's protocol labels must come from the
 # sentences written on purpose, or the sample's expected statistics mean nothing.
-_PARAM_SENTENCES = [
-    "We compute scores with the official ROUGE-1.5.5 script and the options -c 95 -r 1000 -n 2 -m, "
-    "which resample the test set and apply Porter stemming[fn:{n}].",
-    "Scores are obtained with the py-rouge package, which reimplements ROUGE-1.5.5 in Python.",
-    "Following prior work, we report ROUGE-1, ROUGE-2 and ROUGE-L F1 computed with pyrouge.",
-    "All systems are evaluated with files2rouge using -c 95 -r 1000 -n 2 -a.",
-]
-_FOOTNOTES = [
-    "The full command line is ROUGE-1.5.5.pl -e data -c 95 -r 1000 -n 2 -m -a -l 75 for the "
-    "length-limited setting; the unlimited setting drops -l 75.",
-    "Our implementation and configuration files are publicly available for reproducibility.",
-]
+
+
+@dataclass(frozen=True)
+class SampleText:
+    """The metric's words in generated papers (a metric folder's sample `[typeset]`)."""
+
+    mentions: tuple[str, ...]  # names sprinkled into filler when the paper reports the metric
+    other_mentions: tuple[str, ...]  # the names used instead when it does not (same length)
+    report_sentences: tuple[str, ...]  # said by a reporting paper; "[fn:{n}]" cites a footnote
+    footnotes: tuple[str, ...]
+    table: tuple[str, tuple[str, ...]]  # (group, columns) of a reporting paper's results table
+    other_table: tuple[str, tuple[str, ...]]
+
+
+def default_text() -> SampleText:
+    """The default metric's words (its sample file's `[typeset]`)."""
+    from review.metric import default_metric
+    from review.sample.papers import metric_sample
+
+    return metric_sample(default_metric()).typeset
+
+
 _SURNAMES = ["Kryściński", "Grenander", "Xiao", "Carenini", "Hardy", "Papalampidi", "Antognini",
              "Faltings", "Zhu", "Mao", "Koyama", "Nguyen", "Okafor", "Lindqvist"]
 _GIVEN = ["Wojciech", "Matt", "Wen", "Giuseppe", "Rachel", "Pinelopi", "Diego", "Boi", "Junnan",
           "Yuning", "Aomi", "Linh", "Chidi", "Astrid"]
 
 
-def _sentence(rng: random.Random, rouge: bool = True) -> str:
+def _sentence(rng: random.Random, mentions: tuple[str, ...]) -> str:
     n = rng.randint(9, 20)
     words = [rng.choice(_WORDS) for _ in range(n)]
     words[0] = words[0].capitalize()
     if rng.random() < 0.3:
-        metric = rng.choice(["ROUGE-1", "ROUGE-L", "BERTScore", "BLEU", "ROUGE-2"])
-        words.insert(rng.randint(1, n - 1), metric if rouge or "ROUGE" not in metric else "BLEU")
+        metric = rng.choice(mentions)
+        words.insert(rng.randint(1, n - 1), metric)
     return " ".join(words) + "."
 
 
-def sample_spec(seed: int = 0, *, sections: int = 5, paragraphs: int = 4, rouge: bool = True) -> PaperSpec:
+def sample_spec(seed: int = 0, *, sections: int = 5, paragraphs: int = 4, report: bool = True,
+                text: SampleText | None = None) -> PaperSpec:
     """A deterministic, realistic paper (about 3-4 pages with the defaults).
 
-    With `rouge` the text reports ROUGE with a package name and a parameter string (in the
-    body and broken across lines in a footnote); without, it never mentions ROUGE.
+    With `report` the text reports the metric with a package name and a parameter string
+    (in the body and broken across lines in a footnote); without, it never mentions it.
+    `text` holds the metric's words (default: the default metric's).
     """
+    text = text or default_text()
+    mentions = text.mentions if report else text.other_mentions
     rng = random.Random(seed)
     paras_needed = sections * paragraphs
-    special = list(_PARAM_SENTENCES) if rouge else []
+    special = list(text.report_sentences) if report else []
     secs = []
     heads = ["Introduction", "Related Work", "Method", "Experimental Setup", "Results", "Analysis",
              "Discussion", "Conclusion"]
@@ -427,7 +454,7 @@ def sample_spec(seed: int = 0, *, sections: int = 5, paragraphs: int = 4, rouge:
     for s in range(sections):
         paras = []
         for _ in range(paragraphs):
-            sents = [_sentence(rng, rouge) for _ in range(rng.randint(4, 7))]
+            sents = [_sentence(rng, mentions) for _ in range(rng.randint(4, 7))]
             if special and (rng.random() < 0.25 or len(special) * 2 >= paras_needed - len(secs) * paragraphs):
                 sent = special.pop(0)
                 if "[fn:{n}]" in sent:
@@ -436,20 +463,20 @@ def sample_spec(seed: int = 0, *, sections: int = 5, paragraphs: int = 4, rouge:
                 sents.insert(rng.randint(0, len(sents)), sent)
             paras.append(" ".join(sents))
         secs.append(Section(heads[s % len(heads)], paras))
-    footnotes = list(_FOOTNOTES) if (rouge and fn_used) else []
+    footnotes = list(text.footnotes) if (report and fn_used) else []
     if footnotes:
         # The footnote is cited on page 1: attach its marker to the first paragraph too.
         secs[0].paragraphs[0] = secs[0].paragraphs[0].replace(".", "[fn:2].", 1)
     authors = [f"{rng.choice(_GIVEN)} {rng.choice(_SURNAMES)}" for _ in range(rng.randint(2, 4))]
-    group = "ROUGE" if rouge else "BLEU"
+    group, columns = text.table if report else text.other_table
     table = TableSpec(caption=f"Table 1: {group} scores of the baselines and our systems on the test set.",
-                      group=group, subheaders=["1", "2", "L"] if rouge else ["dev", "test", "avg"],
+                      group=group, subheaders=list(columns),
                       rows=[["Lead-3", "40.34", "17.70", "36.57"], ["PointerGen", "39.53", "17.28", "36.38"],
                             ["Ours", "41.12", "18.45", "37.90"]])
     refs = [f"{rng.choice(_SURNAMES)} et al. {2015 + i}. A study of {rng.choice(_WORDS)} and "
             f"{rng.choice(_WORDS)} for summarization. In Proceedings of ACL." for i in range(6)]
     title = "Effective and Efficient " + rng.choice(["Summarization", "Evaluation", "Classification"]) + \
         " with Fine-grained " + rng.choice(["Reflection", "Affinity", "Configuration"])
-    abstract = " ".join(_sentence(rng, rouge) for _ in range(5))
+    abstract = " ".join(_sentence(rng, mentions) for _ in range(5))
     return PaperSpec(title=title, authors=authors, abstract=abstract, sections=secs, footnotes=footnotes,
                      table=table, table_after=min(3, sections), references=refs)

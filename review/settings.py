@@ -11,16 +11,20 @@ environment variable that holds them is.
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from review.errors import ConfigError
+from review.log import get_logger
 from review.redact import watch_env
+
+log = get_logger("settings")
 
 CONFIG_ENV = "REVIEW_CONFIG"
 DEFAULT_CONFIG_NAME = "review.toml"
@@ -28,6 +32,28 @@ DEFAULT_CONFIG_NAME = "review.toml"
 
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_keys(cls, data: Any) -> Any:
+        """Keys renamed when metrics became data keep working, with a warning naming the new key.
+
+        A key is read as the current key that has `metric` where it has another word
+        (`automated_code_<word>` is `automated_code_metric`), so the rule names no metric.
+        """
+        if not isinstance(data, dict):
+            return data
+        fields = set(cls.model_fields)
+        out = dict(data)
+        for key in [k for k in data if isinstance(k, str) and k not in fields]:
+            parts = key.split("_")
+            for i in range(len(parts)):
+                new = "_".join(parts[:i] + ["metric"] + parts[i + 1:])
+                if new in fields and new not in data:
+                    out[new] = out.pop(key)
+                    _deprecated(cls, key, f"{new} = {_toml(out[new])}")
+                    break
+        return out
 
 
 class HttpSettings(Section):
@@ -77,7 +103,9 @@ class ExtractSettings(Section):
 
 
 class LabelSettings(Section):
-    rules: str = Field("patterns/rouge.toml", description="rule file used by `review label` and `review check`")
+    metric: str = Field("rouge", description="the metric reviewed: the name of a metric folder under patterns/ or the "
+                                             "path of one; the rule file and both package catalogs default to its files")
+    rules: str = Field("", description="rule file used by `review label` and `review check` (empty = the metric's)")
     options: list[str] = Field(default_factory=list, description="named options of the rule file to switch on")
     batch: int = Field(200, ge=1, description="texts labeled per database transaction")
     max_findings_per_rule: int = Field(20, ge=1, description="findings stored per rule and paper (labels use all matches)")
@@ -102,9 +130,9 @@ class CodeSettings(Section):
     max_files: int = Field(20_000, description="files scanned per repository at most")
     clone_timeout: float = Field(300.0, description="seconds a clone may take")
     max_file_kb: int = Field(2048, description="files larger than this are skipped when scanning")
-    catalog: str = Field("", description="code package catalog TOML (empty = the bundled patterns/code_packages.toml)")
+    catalog: str = Field("", description="code package catalog TOML (empty = the metric's code_packages file)")
     git_base_url: str = Field("https://github.com", description="where GitHub repositories are cloned from (a mirror or GitHub Enterprise)")
-    search_query: str = Field("rouge", description="term searched in each repository for code_rouge_prelim")
+    search_query: str = Field("", description="term searched in each repository for the code prelim label (empty = the code catalog's `prelim` term)")
     cache_days: int = Field(30, description="GitHub look-ups younger than this are reused, not repeated")
     max_wait: float = Field(3900.0, description="longest single rate-limit sleep in seconds; longer waits stop the run (resumable)")
 
@@ -120,11 +148,26 @@ class LabelStudioSettings(Section):
 class ComputeSettings(Section):
     """Choices the Rogue Scores paper leaves open, made explicit for `review compute`."""
 
-    unknown_pyrouge_counts: bool = Field(True, description="'unknown pyrouge' counts as citing a package")
-    github_rouge_counts: bool = Field(True, description="'github rouge' counts as citing a package")
-    packages: str = Field("patterns/packages.toml", description="package catalog: aliases and software errors")
+    counts_as_package: dict[str, bool] = Field(default_factory=dict, description="per package label: whether citing it counts as citing a package (R1, Figure 1); labels not listed count")
+    packages: str = Field("", description="package catalog: aliases and software errors (empty = the metric's packages file)")
     rule_set: str = Field("", description="rule set whose automated labels are used: name or sha256 prefix (empty = newest)")
-    automated_code_rouge: bool = Field(True, description="without a human C2, a scanned codebase with one package and no anti-features counts as a complete ROUGE evaluation")
+    automated_code_metric: bool = Field(True, description="without a human C2, a scanned codebase with one package and no anti-features counts as a complete evaluation of the metric")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _counts_keys(cls, data: Any) -> Any:
+        """`<label>_counts = false` (one key per unidentified package, before metrics were data)
+        is `counts_as_package = {"<label>" = false}`, the label's spaces written as `_`."""
+        if not isinstance(data, dict):
+            return data
+        out = dict(data)
+        for key in [k for k in data if isinstance(k, str) and k.endswith("_counts") and k not in cls.model_fields]:
+            label = key[: -len("_counts")].replace("_", " ")
+            merged = dict(out.get("counts_as_package") or {})
+            merged.setdefault(label, out.pop(key))
+            out["counts_as_package"] = merged
+            _deprecated(cls, key, f"counts_as_package = {{{_toml(label)} = {_toml(merged[label])}}}")
+        return out
 
 
 class ExportSettings(Section):
@@ -159,6 +202,11 @@ class Settings(BaseSettings):
     export: ExportSettings = Field(default_factory=ExportSettings)
 
     config_path: Path | None = Field(None, exclude=True, description="the config file read, if any")
+
+    @property
+    def config_dir(self) -> Path | None:
+        """The folder relative paths of the config file are read against (None: the working directory)."""
+        return self.config_path.parent if self.config_path else None
 
     def model_post_init(self, _context: Any) -> None:
         # The variables named as secret holders are masked wherever text is stored or logged.
@@ -198,6 +246,20 @@ class Settings(BaseSettings):
             return p
         base = self.config_path.parent if self.config_path else Path.cwd()
         return (base / p).resolve()
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value)
+
+
+_SECTION_NAMES: dict[type, str] = {}
+
+
+def _deprecated(section: type, old: str, new: str) -> None:
+    name = _SECTION_NAMES.get(section, section.__name__)
+    log.warning("setting %s.%s is deprecated: write %s.%s", name, old, name, new)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -252,6 +314,10 @@ def load_settings(config: Path | str | None = None, **overrides: Any) -> Setting
         if value is not None:
             setattr(settings, key, value)
     return settings
+
+
+_SECTION_NAMES.update({f.annotation: name for name, f in Settings.model_fields.items()
+                       if isinstance(f.annotation, type) and issubclass(f.annotation, Section)})
 
 
 def describe() -> list[dict[str, Any]]:

@@ -13,8 +13,9 @@ queue, so a survey stopped anywhere (Ctrl-C, crash, a dead network) continues wh
 stopped when run again. A stage that fails is reported and the later stages still run on
 whatever data exists. A stage whose code is not installed is reported as missing.
 
-`run_sample_survey` runs the same pipeline offline on the bundled sample corpus: the
-anthology-format records and PDFs of review.sample are generated into the data folder,
+`run_sample_survey` runs the same pipeline offline on the sample corpus of the metric
+folder (`label.metric`; its `sample` file): the anthology-format records and PDFs are
+generated into the data folder (`sample`, or `sample-<metric>` for another metric than the default),
 the PDFs are served by a loopback review.localserver.LocalServer (the downloader's HTTP
 proxy for the sample's never-resolving host), and codebases are cloned from local bare
 git repositories.
@@ -218,7 +219,8 @@ def run_survey(db: Database, settings: Settings, *, sources: Iterable[str] = ("a
         p.stage("code link", code_link)
 
         if not github:
-            p.add("code github", "skipped", "offline: GitHub look-ups skipped (code_rouge_prelim comes from the scan)")
+            p.add("code github", "skipped", "offline: GitHub look-ups skipped (whether code mentions the metric comes "
+                  "from the scan)")
         else:
             from_env = os.environ.get(settings.code.github_token_env)
             if not from_env:
@@ -286,11 +288,21 @@ def run_survey(db: Database, settings: Settings, *, sources: Iterable[str] = ("a
     return result
 
 
+def sample_folder(settings: Settings) -> str:
+    """The sample survey's folder name: `sample` for the default metric, `sample-<name>` for
+    another, so each metric's sample has its own database and exports."""
+    from review.metric import default_metric, metric_of
+
+    metric = metric_of(settings)
+    return "sample" if metric.folder == default_metric().folder else f"sample-{metric.id}"
+
+
 def sample_settings(settings: Settings, *, keep_database: bool = False) -> Settings:
     """The settings of the sample survey: its own data folder, database and exports folder."""
     s = settings.model_copy(deep=True)
-    s.data_dir = settings.resolve(settings.data_dir) / "sample"
-    s.exports_dir = settings.resolve(settings.exports_dir) / "sample"
+    folder = sample_folder(settings)
+    s.data_dir = settings.resolve(settings.data_dir) / folder
+    s.exports_dir = settings.resolve(settings.exports_dir) / folder
     if not keep_database:
         s.database_url = ""
     s.http.per_host_rate = 0.0  # our own loopback server: no politeness delay needed
@@ -321,17 +333,19 @@ def _imports(db: Database, settings: Settings, p: _Pipeline, survey_id: int, *, 
 def run_sample_survey(settings: Settings, *, keep_database: bool = False, out_dir: Path | None = None,
                       fmt: str | None = None, time_: str | None = None,
                       on_stage: Callable[[StageReport], None] | None = None) -> SurveyResult:
-    """The whole pipeline offline on the bundled sample corpus (see the module docstring)."""
+    """The whole pipeline offline on the metric's sample corpus (see the module docstring)."""
     from review.localserver import LocalServer, Reply, Request
-    from review.sample import build_sample
+    from review.metric import metric_of
+    from review.sample import build_sample, metric_sample
 
+    sample = metric_sample(metric_of(settings))  # a metric without a sample fails here, before anything is written
     s = sample_settings(settings, keep_database=keep_database)
     data_dir = Path(s.data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
     from review.http import HttpClient
 
     with LocalServer() as server:
-        corpus = build_sample(data_dir / "corpus", SAMPLE_PDF_BASE)
+        corpus = build_sample(data_dir / "corpus", SAMPLE_PDF_BASE, sample)
 
         def serve(req: Request) -> Reply:
             name = req.path.rsplit("/", 1)[-1]

@@ -46,27 +46,27 @@ PAPERS: dict[str, dict[str, Any]] = {
 
 # The hand-worked answers (see the module docstring of tests/test_compute.py).
 EXPECTED = {
-    "p01": dict(paper_rouge=True, r1=True, r2=False, r3=False, reproducible=True, software_error="false",
+    "p01": dict(paper_metric=True, r1=True, r2=False, r3=False, reproducible=True, software_error="false",
                 category="reproducible", label_source="automated"),
-    "p02": dict(paper_rouge=True, r1=False, r2=True, r3=False, reproducible=True, software_error="true",
+    "p02": dict(paper_metric=True, r1=False, r2=True, r3=False, reproducible=True, software_error="true",
                 category="reproducible"),
-    "p03": dict(paper_rouge=True, r1=False, r2=False, r3=False, reproducible=False, software_error="true",
+    "p03": dict(paper_metric=True, r1=False, r2=False, r3=False, reproducible=False, software_error="true",
                 category="incorrect package", paper_packages=["GL/rougescore"]),
-    "p04": dict(paper_rouge=True, r1=True, r2=False, r3=False, reproducible=True, software_error="unknown",
+    "p04": dict(paper_metric=True, r1=True, r2=False, r3=False, reproducible=True, software_error="unknown",
                 category="reproducible"),
-    "p05": dict(paper_rouge=True, r1=False, r2=False, r3=False, reproducible=False, software_error="true",
-                category="incorrect package", code_packages=["GL/rougescore"], code_rouge=False,
+    "p05": dict(paper_metric=True, r1=False, r2=False, r3=False, reproducible=False, software_error="true",
+                category="incorrect package", code_packages=["GL/rougescore"], code_metric=False,
                 label_source="mixed"),
-    "p06": dict(paper_rouge=False, reproducible=None, category=None),
-    "p07": dict(paper_rouge=False, reproducible=None),
-    "p08": dict(paper_rouge=False, paper_rouge_prelim=False, reproducible=None),
-    "p09": dict(paper_rouge=None, reproducible=None, label_source="none"),
-    "p10": dict(paper_rouge=None, reproducible=None),
-    "p11": dict(paper_rouge=True, paper_params=True, r1=True, r2=False, r3=False, reproducible=True,
+    "p06": dict(paper_metric=False, reproducible=None, category=None),
+    "p07": dict(paper_metric=False, reproducible=None),
+    "p08": dict(paper_metric=False, paper_metric_prelim=False, reproducible=None),
+    "p09": dict(paper_metric=None, reproducible=None, label_source="none"),
+    "p10": dict(paper_metric=None, reproducible=None),
+    "p11": dict(paper_metric=True, paper_params=True, r1=True, r2=False, r3=False, reproducible=True,
                 software_error="true", category="reproducible",
                 packages=["GL/rougescore", "ROUGE-1.5.5", "unknown pyrouge"]),
-    "p12": dict(paper_rouge=True, reproducible=False, software_error="unknown", category="unknown package"),
-    "p13": dict(paper_rouge=True, reproducible=False, software_error="false",
+    "p12": dict(paper_metric=True, reproducible=False, software_error="unknown", category="unknown package"),
+    "p13": dict(paper_metric=True, reproducible=False, software_error="false",
                 category="correct package, not reproducible", paper_packages=["DD/sacrerouge"], label_source="mixed"),
 }
 
@@ -107,7 +107,7 @@ def known_corpus(db: Database) -> dict[str, int]:
     """Insert the 13 known papers; returns ident -> paper id."""
     ids: dict[str, int] = {}
     with db.session() as s:
-        rs = RuleSet(name="rouge", metric="rouge", version="1", sha256=RULES_SHA, path="patterns/rouge.toml",
+        rs = RuleSet(name="rouge", metric="rouge", version="1", sha256=RULES_SHA, path="patterns/rouge/rouge.toml",
                      content="# test")
         s.add(rs)
         s.flush()
@@ -132,7 +132,7 @@ def known_corpus(db: Database) -> dict[str, int]:
                            duplicate_reason="doi"))
         c5 = Codebase(paper_id=ids["p05"], url="https://github.com/x/p05", scan_outcome="ok",
                       packages=["rouge_score"], anti_features=[])
-        c11 = Codebase(paper_id=ids["p11"], url="https://github.com/x/p11", scan_outcome="ok", code_rouge_prelim=True,
+        c11 = Codebase(paper_id=ids["p11"], url="https://github.com/x/p11", scan_outcome="ok", code_metric_prelim=True,
                        packages=["pyrouge", "rouge_score"], anti_features=["several ROUGE packages"])
         s.add_all([c5, c11])
         s.flush()

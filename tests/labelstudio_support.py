@@ -135,7 +135,7 @@ def reviewers(ls_server: Server) -> list[Reviewer]:
 # --- rows other stages would write (inserted directly: those stages are built elsewhere)
 
 def seed_papers(db, n: int, *, sha: str = "a" * 64, computes=lambda i: True, start: int = 0) -> list[int]:  # type: ignore[no-untyped-def]
-    """`n` rouge_prelim papers with labels and findings under the rule file `sha`; their ids."""
+    """`n` prelim papers with labels and findings under the rule file `sha`; their ids."""
     from sqlalchemy import select
 
     from review.db.models import Finding, Paper, PaperLabel, RuleSet
@@ -144,7 +144,7 @@ def seed_papers(db, n: int, *, sha: str = "a" * 64, computes=lambda i: True, sta
     with db.session() as s:
         rs = s.scalar(select(RuleSet).where(RuleSet.sha256 == sha))
         if rs is None:
-            rs = RuleSet(name="rouge", metric="rouge", version="1", sha256=sha, path="patterns/rouge.toml", content="#")
+            rs = RuleSet(name="rouge", metric="rouge", version="1", sha256=sha, path="patterns/rouge/rouge.toml", content="#")
             s.add(rs)
             s.flush()
         for i in range(start, start + n):
@@ -173,7 +173,7 @@ def relabel(db, paper_ids: list[int], sha: str) -> None:  # type: ignore[no-unty
     with db.session() as s:
         rs = s.scalar(select(RuleSet).where(RuleSet.sha256 == sha))
         if rs is None:
-            rs = RuleSet(name="rouge", metric="rouge", version="2", sha256=sha, path="patterns/rouge.toml", content="##")
+            rs = RuleSet(name="rouge", metric="rouge", version="2", sha256=sha, path="patterns/rouge/rouge.toml", content="##")
             s.add(rs)
             s.flush()
         for pid in paper_ids:
@@ -202,7 +202,7 @@ def seed_code(db, paper_ids: list[int] | None = None) -> tuple[int, int]:  # typ
         for n, (status, packages, anti) in enumerate((("deleted", [], []),
                                                       ("exists", ["GL/rougescore"], ["several packages"]))):
             cb = Codebase(paper_id=pid, url=f"https://github.com/o/r{pid}-{n}", host="github.com", owner="o",
-                          name=f"r{pid}-{n}", lookup_status=status, code_rouge_prelim=True, scan_outcome="ok",
+                          name=f"r{pid}-{n}", lookup_status=status, code_metric_prelim=True, scan_outcome="ok",
                           scan_commit="abc123", packages=packages, anti_features=anti)
             s.add(cb)
             s.flush()

@@ -10,9 +10,17 @@ from review.rules import Engine, NaiveEngine, RuleSet, label_scan, load_ruleset
 PATTERNS = Path(__file__).resolve().parent.parent / "patterns"
 
 
+def pattern(name: str) -> Path:
+    """A shipped data file by its name, in whichever metric folder holds it (patterns/<metric>/<name>),
+    or by `<metric>/<name>` when several do."""
+    found = sorted(PATTERNS.glob(name if "/" in name else f"*/{name}"))
+    assert len(found) == 1, f"{name}: {found}"
+    return found[0]
+
+
 @lru_cache(maxsize=None)
 def rules(name: str = "rouge.toml", *options: str) -> RuleSet:
-    return load_ruleset(PATTERNS / name, options)
+    return load_ruleset(pattern(name), options)
 
 
 def labels(text: str, ruleset: RuleSet | None = None):  # type: ignore[no-untyped-def]

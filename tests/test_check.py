@@ -6,18 +6,18 @@ import json
 from pathlib import Path
 
 from review.check import check_text
-from tests.rules_support import PATTERNS, rules
+from tests.rules_support import pattern, rules
 
 R1_TEXT = ("We evaluate with ROUGE-1.5.5 -c 95 -r 1000 -n 2 -m, reporting ROUGE-L F1 with Porter stemming; "
            "code at https://github.com/us/ours.")
 IRREPRODUCIBLE = "Our model improves ROUGE-2 by 1.3 points over the baseline."
-JSON_KEYS = {"rouge_prelim", "computes_rouge", "packages", "params", "protocol", "variants", "code_urls", "r1", "r2",
+JSON_KEYS = {"prelim", "computes", "packages", "params", "protocol", "variants", "code_urls", "r1", "r2",
              "evidence"}
 
 
 def test_check_text_reports_labels_evidence_and_r1() -> None:
     r = check_text(R1_TEXT, rules())
-    assert r.computes_rouge and r.r1 and not r.r2 and not r.irreproducible
+    assert r.computes and r.r1 and not r.r2 and not r.irreproducible
     assert r.packages == ["ROUGE-1.5.5"] and r.params == [" -c 95 -r 1000 -n 2 -m"]
     assert r.protocol == ["stemming"] and r.variants == ["f-score"] and r.missing == []
     ev = {e.label: e for e in r.evidence}
@@ -38,7 +38,7 @@ def test_cli_check_txt_ok_and_md_irreproducible(cli, tmp_path: Path) -> None:  #
     code, out, err = cli("check", str(good), "--json")
     assert code == 0, err
     data = json.loads(out)
-    assert JSON_KEYS <= set(data) and data["r1"] is True and data["computes_rouge"] is True
+    assert JSON_KEYS <= set(data) and data["r1"] is True and data["computes"] is True
     assert {"label", "rule", "start", "end", "snippet"} <= set(data["evidence"][0])
     md = tmp_path / "paper.md"
     md.write_text("# Results\n\n" + IRREPRODUCIBLE + "\n")
@@ -51,13 +51,13 @@ def test_cli_check_paper_without_the_metric_passes(cli, tmp_path: Path) -> None:
     p = tmp_path / "bleu.txt"
     p.write_text("We report BLEU.")
     code, out, err = cli("check", str(p), "--json")
-    assert code == 0 and json.loads(out)["rouge_prelim"] is False and "does not compute" in err
+    assert code == 0 and json.loads(out)["prelim"] is False and "does not compute" in err
 
 
 def test_cli_check_with_another_rule_file(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     p = tmp_path / "mt.txt"
     p.write_text("BLEU scores with SacreBLEU (nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.0.0), detokenized.")
-    code, out, err = cli("check", str(p), "--rules", str(PATTERNS / "bleu.toml"), "--json")
+    code, out, err = cli("check", str(p), "--rules", str(pattern("bleu.toml")), "--json")
     data = json.loads(out)
     assert code == 0, err
     assert data["packages"] == ["SacreBLEU"] and data["r1"] and data["protocol"] == ["casing", "detokenized", "smoothing", "tokenization"]

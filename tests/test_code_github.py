@@ -78,16 +78,16 @@ def test_every_lookup_path_and_search(db, tmp_path, gh, local_server, monkeypatc
     pg = _get(db, ids["pointer-generator"])
     assert (pg.lookup_status, pg.full_name, pg.stars, pg.license, pg.archived, pg.default_branch) == \
         ("exists", "abisee/pointer-generator", 2150, "MIT", False, "main")
-    assert pg.pushed_at.year == 2019 and pg.code_rouge_prelim is True and pg.searched_at is not None
+    assert pg.pushed_at.year == 2019 and pg.code_metric_prelim is True and pg.searched_at is not None
     assert "run_summarization.py" in pg.lookup_detail
     ps = _get(db, ids["PreSumm"])
-    assert ps.lookup_status == "exists" and ps.license is None and ps.code_rouge_prelim is False
+    assert ps.lookup_status == "exists" and ps.license is None and ps.code_metric_prelim is False
     moved = _get(db, ids["MatchSum"])
-    assert (moved.lookup_status, moved.full_name, moved.archived, moved.code_rouge_prelim) == \
+    assert (moved.lookup_status, moved.full_name, moved.archived, moved.code_metric_prelim) == \
         ("renamed", "maszhongming/MatchSum-v2", True, True)
     assert "moved from maszhongming/MatchSum to maszhongming/MatchSum-v2" in moved.lookup_detail
     gone = _get(db, ids["deleted-repo"])
-    assert gone.lookup_status == "deleted" and gone.code_rouge_prelim is None and gone.looked_up_at
+    assert gone.lookup_status == "deleted" and gone.code_metric_prelim is None and gone.looked_up_at
     assert _get(db, ids["p"]).looked_up_at is None  # not a GitHub repository
 
     paths = [r.path for r in local_server.requests]
@@ -121,7 +121,7 @@ def test_without_token_lookups_run_and_search_is_skipped(db, tmp_path, gh, local
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
     result = run_github(db, _settings(tmp_path, local_server))
     assert result.counts["search_skipped_no_token"] == 3
-    assert _get(db, ids["pointer-generator"]).code_rouge_prelim is None
+    assert _get(db, ids["pointer-generator"]).code_metric_prelim is None
     assert not any(r.path == "/search/code" for r in local_server.requests)
     assert all("Authorization" not in r.headers for r in local_server.requests)
 
@@ -147,7 +147,7 @@ def test_primary_secondary_and_429_limits_are_waited_out(db, tmp_path, gh, local
     assert 30 in big and 7 in big  # Retry-After, secondary (403) and 429
     assert result.counts["rate_limit_waits"] == 3
     assert all(_get(db, i).looked_up_at for name, i in ids.items() if name != "p")
-    assert _get(db, ids["pointer-generator"]).code_rouge_prelim is True
+    assert _get(db, ids["pointer-generator"]).code_metric_prelim is True
 
 
 def test_searches_are_spaced_by_the_announced_limit(db, tmp_path, local_server):

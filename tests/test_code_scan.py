@@ -131,7 +131,7 @@ def test_each_package_is_found_from_its_signatures(tmp_path, label):
     repo = make_repo(tmp_path / "repo", {**CASES[label], "model.py": "import torch\n"})
     report = scan(repo)
     assert report.packages == [label], [e.as_dict() for e in report.evidence]
-    assert report.rouge_prelim == any("rouge" in f"{k} {v}".lower() for k, v in CASES[label].items())
+    assert report.prelim == any("rouge" in f"{k} {v}".lower() for k, v in CASES[label].items())
     assert all(e.file and e.text for e in report.evidence)
     assert "several_packages" not in report.anti_feature_names
 
@@ -194,7 +194,7 @@ def test_notebooks_code_shell_and_markdown_cells(tmp_path):
 
 def test_broken_notebook_is_counted_not_fatal(tmp_path):
     report = scan(make_repo(tmp_path / "r", {"x.ipynb": "{not json", "r.txt": "rouge"}))
-    assert report.skipped["bad_notebook"] == 1 and report.rouge_prelim
+    assert report.skipped["bad_notebook"] == 1 and report.prelim
 
 
 def test_several_packages_and_commented_out_alternatives(tmp_path):
@@ -223,7 +223,7 @@ def test_imports_of_modules_missing_from_the_release(tmp_path):
 def test_negatives_nothing_about_rouge(tmp_path):
     repo = make_repo(tmp_path / "r", {"main.py": "import torch\nprint('bleu')\n", "README.md": "# A parser\n"})
     report = scan(repo)
-    assert report.packages == [] and not report.rouge_prelim and report.anti_features == []
+    assert report.packages == [] and not report.prelim and report.anti_features == []
 
 
 def test_negatives_rouge_mentioned_but_no_package(tmp_path):
@@ -231,7 +231,7 @@ def test_negatives_rouge_mentioned_but_no_package(tmp_path):
                                       "results.py": "rouge_l = 0.41  # from the paper\nimport rouge_utils\n",
                                       "rouge_utils.py": "def avg(x): return sum(x) / len(x)\n"})
     report = scan(repo)
-    assert report.packages == [] and report.rouge_prelim and report.anti_features == []
+    assert report.packages == [] and report.prelim and report.anti_features == []
 
 
 def test_hostile_checkout_is_contained(tmp_path):
@@ -308,7 +308,7 @@ def test_cli_scan_one_directory_as_json(cli, tmp_path):
     code, out, err = cli("code", "scan", str(repo), "--json")
     assert code == 0, err
     obj = json.loads(out)
-    assert obj["packages"] == ["GL/rougescore"] and obj["rouge_prelim"] is True
+    assert obj["packages"] == ["GL/rougescore"] and obj["prelim"] is True
     assert obj["anti_features"] == []
     ev = obj["evidence"][0]
     assert {"package", "file", "line", "text"} <= set(ev)

@@ -48,7 +48,7 @@ def test_scan_linked_codebases(db, tmp_path):
         summ = s.get(Codebase, ids["summ"])
         assert summ.packages == ["GL/rougescore", "MS/rouge"] and summ.scan_outcome == "ok"
         assert summ.anti_features == ["commented_out_alternative", "missing_module", "several_packages"]
-        assert summ.scan_rouge_prelim is True and len(summ.scan_commit) == 40
+        assert summ.scan_metric_prelim is True and len(summ.scan_commit) == 40
         findings = s.scalars(select(CodeFinding).where(CodeFinding.codebase_id == summ.id)).all()
         sources = {(f.kind, f.label, f.source, f.file) for f in findings}
         assert ("package", "GL/rougescore", "requirements", "requirements.txt") in sources

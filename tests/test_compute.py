@@ -38,7 +38,7 @@ def test_every_label_equals_the_hand_worked_value(db):
     for ident, expected in EXPECTED.items():
         for key, value in expected.items():
             assert getattr(rows[ident], key) == value, f"{ident}.{key}"
-    assert (result.papers, result.rouge_papers, result.reproducible, result.software_error) == (13, 8, 4, 4)
+    assert (result.papers, result.metric_papers, result.reproducible, result.software_error) == (13, 8, 4, 4)
     assert rows["p05"].sources["C2"] == "human" and rows["p05"].sources["C1"] == "automated"
     assert rows["p11"].sources["P1"] == "human"
 
@@ -62,8 +62,7 @@ def test_rerun_replaces_rows_identically_and_records_runs(db):
 def test_settings_decide_whether_unidentified_packages_count(db):
     known_corpus(db)
     settings = Settings()
-    settings.compute.unknown_pyrouge_counts = False
-    settings.compute.github_rouge_counts = False
+    settings.compute.counts_as_package = {"unknown pyrouge": False, "github rouge": False}
     run_compute(db, settings)
     rows = _rows(db)
     assert rows["p04"].r1 is False and rows["p04"].reproducible is False
@@ -71,14 +70,14 @@ def test_settings_decide_whether_unidentified_packages_count(db):
     assert rows["p12"].software_error == "unknown" and rows["p12"].category == "unknown package"
 
 
-def test_automated_code_rouge_can_be_turned_off(db):
+def test_automated_code_metric_can_be_turned_off(db):
     known_corpus(db)
     settings = Settings()
-    settings.compute.automated_code_rouge = False
+    settings.compute.automated_code_metric = False
     run_compute(db, settings)
     rows = _rows(db)
-    assert rows["p11"].code_rouge is None  # no human C2 and no automated proposal
-    assert rows["p05"].code_rouge is False  # the human majority still counts
+    assert rows["p11"].code_metric is None  # no human C2 and no automated proposal
+    assert rows["p05"].code_metric is False  # the human majority still counts
 
 
 def test_dry_run_writes_nothing(db):
@@ -99,7 +98,7 @@ def test_list_answers_drop_none():
 
 
 def test_catalog_aliases_and_unknown_is_not_correct():
-    cat = load_catalog("patterns/packages.toml")
+    cat = load_catalog("patterns/rouge/packages.toml")
     assert cat.canonical("Rouge-Score") == "GL/rougescore" and cat.canonical("pyrouge") == "unknown pyrouge"
     assert cat.error("ROUGE-1.5.5") is False and cat.error("DD/sacrerouge") is False
     assert cat.error("MS/rouge") is True and cat.error("PC/pyrouge") is None and cat.error("github rouge") is None
@@ -129,7 +128,7 @@ def test_cli_compute_json(cli, tmp_path):
     code, out, err = cli("compute", "--json")
     assert code == 0, err
     data = json.loads(out)
-    assert data["reproducible"] == 4 and data["rouge_papers"] == 8
+    assert data["reproducible"] == 4 and data["metric_papers"] == 8
     assert "computed 13 papers" in err
 
 
@@ -183,12 +182,12 @@ def test_a_reviewers_c0_no_takes_the_codebase_out(db):
     pid, (cid,) = add_paper(db, "q01", codes=[{"packages": ["rouge-score"], "anti_features": []}])
     run_compute(db, Settings())
     before = _row(db, pid)
-    assert (before.has_code, before.code_rouge, before.r3, before.reproducible) == (True, True, True, True)
+    assert (before.has_code, before.code_metric, before.r3, before.reproducible) == (True, True, True, True)
     assert before.sources["C0"] == "automated"
     _decide(db, decision(codebase_id=cid, question="C0", answer="no", annotator="r1"))
     run_compute(db, Settings())
     after = _row(db, pid)
-    assert (after.has_code, after.code_rouge, after.r3, after.reproducible) == (False, None, False, False)
+    assert (after.has_code, after.code_metric, after.r3, after.reproducible) == (False, None, False, False)
     assert after.code_urls == [] and after.code_packages == [] and after.sources["C0"] == "human"
     assert "C2" not in after.sources and after.label_source == "mixed"
 
@@ -203,7 +202,7 @@ def test_codebase_c1_and_c2_answers_count_per_codebase(db):
             decision(codebase_id=a, question="C2", answer="no", annotator="r1"))
     run_compute(db, Settings())
     row = _row(db, pid)
-    assert row.code_packages == ["MS/rouge"] and row.code_rouge is False and row.r3 is False
+    assert row.code_packages == ["MS/rouge"] and row.code_metric is False and row.r3 is False
     assert row.sources["C0"] == "mixed" and row.sources["C1"] == "mixed" and row.sources["C2"] == "mixed"
 
 
@@ -269,4 +268,4 @@ def test_compute_uses_the_stored_resolutions_and_a_dry_run_stores_nothing(db):
     _decide(db, decision(paper_id=ids["p07"], question="P0", answer="can't tell", annotator="r1"))
     run_compute(db, Settings())
     row = _row(db, ids["p07"])
-    assert row.paper_rouge is False and row.sources["P0"] == "disputed"
+    assert row.paper_metric is False and row.sources["P0"] == "disputed"

@@ -24,11 +24,11 @@ from review.evaluate.papers import evaluate, read_texts
 from review.evaluate.score import (Pair, check_thresholds, collapse, parse_threshold, rule_precision, score_pairs,
                                    url_key)
 from tests.conftest import DATA
-from tests.rules_support import PATTERNS, rules
+from tests.rules_support import pattern, rules
 
 EVAL = DATA / "evaluate"
 GOLD = EVAL / "gold.jsonl"
-PACKAGES = list(load_catalog(PATTERNS / "packages.toml").packages)
+PACKAGES = list(load_catalog(pattern("rouge/packages.toml")).packages)
 
 
 @pytest.fixture(scope="module")
@@ -225,7 +225,7 @@ def test_items_are_labelled_exactly_as_review_check_labels_them(gold, texts) -> 
     ev = evaluate(gold, texts, ruleset)
     for item in ev.items:
         r = check_file(item.gold.location, ruleset)
-        assert item.proposed == {"P0": r.computes_rouge, "P1": r.params, "P2": r.variants, "P3": r.protocol,
+        assert item.proposed == {"P0": r.computes, "P1": r.params, "P2": r.variants, "P3": r.protocol,
                                  "P4": r.packages, "code_urls": r.code_urls}, item.gold.id
 
 
@@ -252,7 +252,7 @@ def test_cli_prints_scores_and_json(cli) -> None:  # type: ignore[no-untyped-def
     assert code == 0, err
     assert "P0 computes" in out and "Disagreements (7):" in out and "Per-rule precision" in out
     assert "numbers P4: expected []; proposed ['ROUGE-1.5.5']" in out and "pkg.rouge-155:" in out
-    code, out, err = cli("evaluate", "papers", "--gold", str(GOLD), "--rules", str(PATTERNS / "rouge-precise.toml"),
+    code, out, err = cli("evaluate", "papers", "--gold", str(GOLD), "--rules", str(pattern("rouge-precise.toml")),
                          "--json")
     data = json.loads(out)
     assert code == 0 and data["rules"] == "rouge-precise"

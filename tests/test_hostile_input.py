@@ -26,7 +26,7 @@ from review.rules.stage import run_label
 from review.runs import record_run
 from review.settings import DownloadSettings, HttpSettings, LabelSettings, Settings
 from tests.download_support import add_paper, assert_consistent, documents, make_pdf
-from tests.rules_support import PATTERNS
+from tests.rules_support import pattern
 
 RUNAWAY = "user.runaway"
 PAPER = ("We report ROUGE-1 and ROUGE-L F1 computed with pyrouge (-c 95 -r 1000 -n 2 -m) and Porter stemming. "
@@ -38,7 +38,7 @@ def hostile_rules(tmp_path: Path) -> Path:
     path = tmp_path / "hostile.toml"
     path.write_text(f"""schema = 1
 name = "rouge-hostile"
-extends = {json.dumps(str(PATTERNS / "rouge.toml"))}
+extends = {json.dumps(str(pattern("rouge.toml")))}
 
 [[rules]]
 id = "{RUNAWAY}"
@@ -63,7 +63,7 @@ def test_nested_quantifiers_are_named_when_the_rule_file_loads(tmp_path: Path, c
     assert len(warned) == 1 and RUNAWAY in warned[0] and str(path) in warned[0] and "(a+)+$" in warned[0]
     caplog.clear()
     for shipped in ("rouge.toml", "rouge-precise.toml", "bleu.toml"):
-        load_ruleset(PATTERNS / shipped)
+        load_ruleset(pattern(shipped))
     assert not [r for r in caplog.records if "nests repeats" in r.getMessage()], "no false alarm on shipped files"
 
 
@@ -99,7 +99,7 @@ def test_check_names_the_rule_that_timed_out(cli, tmp_path: Path, monkeypatch) -
     monkeypatch.setenv("REVIEW_LABEL__REGEX_TIMEOUT", "0.2")
     code, out, err = cli("check", str(paper), "--rules", str(rules), "--json")
     data = json.loads(out)
-    assert data["timed_out"] == [RUNAWAY] and data["computes_rouge"] and data["packages"]
+    assert data["timed_out"] == [RUNAWAY] and data["computes"] and data["packages"]
     assert "nestsrepeats" in squeezed(err) and RUNAWAY in err, "the load-time warning reaches the user"
     code, out, err = cli("check", str(paper), "--rules", str(rules))
     assert f"timed out (left out, see label.regex_timeout): {RUNAWAY}" in out
@@ -112,7 +112,7 @@ def test_a_runaway_prelim_or_anchor_is_named_too(tmp_path: Path) -> None:
     path = tmp_path / "prelim.toml"
     path.write_text(f"""schema = 1
 name = "rouge-prelim"
-extends = {json.dumps(str(PATTERNS / "rouge.toml"))}
+extends = {json.dumps(str(pattern("rouge.toml")))}
 anchors = {{ rouge = {{ pattern = '(?:r+)+ouge$' }} }}
 """)
     ruleset = load_ruleset(path)
@@ -176,7 +176,7 @@ def _paper_pdf() -> bytes:
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "p.pdf"
-        write_paper(path, sample_spec(seed=3, sections=4, paragraphs=4, rouge=True))
+        write_paper(path, sample_spec(seed=3, sections=4, paragraphs=4, report=True))
         return path.read_bytes()
 
 

@@ -14,7 +14,7 @@ from review.db.models import Finding, HumanDecision, Paper, PaperLabel, PaperTex
 from review.rules.stage import diff_labels, latest_rule_set, run_label
 from review.runs import record_run
 from review.settings import load_settings
-from tests.rules_support import PATTERNS
+from tests.rules_support import pattern
 
 TEXTS = {
     "p-r1": "We report ROUGE-1 scores from ROUGE-1.5.5 with -c 95 -r 1000 -n 2 -m, and Porter stemming. "
@@ -55,7 +55,7 @@ def settings():  # type: ignore[no-untyped-def]
 def test_label_stores_rule_set_findings_and_labels(db, settings) -> None:  # type: ignore[no-untyped-def]
     add_papers(db)
     with record_run(db, "label") as run:
-        result = run_label(db, settings, rules_path=PATTERNS / "rouge.toml", run=run)
+        result = run_label(db, settings, rules_path=pattern("rouge.toml"), run=run)
     assert result.labeled == 5 and result.failed == 0 and result.prelim == 4 and result.computes == 4
     labels = by_ident(db, result.rule_set_id)
     assert set(labels) == set(TEXTS)  # the failed text is not labeled
@@ -69,7 +69,7 @@ def test_label_stores_rule_set_findings_and_labels(db, settings) -> None:  # typ
     assert not labels["p-other"].prelim and labels["p-other"].packages == []
     with db.session() as s:
         rs = s.get(RuleSet, result.rule_set_id)
-        assert rs.content == (PATTERNS / "rouge.toml").read_text() and rs.name == "rouge"
+        assert rs.content == (pattern("rouge.toml")).read_text() and rs.name == "rouge"
         f = s.scalars(select(Finding).where(Finding.rule_id == "params")).one()
         assert (f.kind, f.label, f.match) == ("params", "params", " -c 95 -r 1000 -n 2 -m")
         text = TEXTS["p-r1"]
@@ -82,10 +82,10 @@ def test_label_stores_rule_set_findings_and_labels(db, settings) -> None:  # typ
 
 def test_rerun_labels_only_new_or_reextracted_texts_and_replaces_their_rows(db, settings) -> None:  # type: ignore[no-untyped-def]
     add_papers(db)
-    first = run_label(db, settings, rules_path=PATTERNS / "rouge.toml")
+    first = run_label(db, settings, rules_path=pattern("rouge.toml"))
     with db.session() as s:
         before = dict(s.execute(select(Finding.paper_id, func.count()).group_by(Finding.paper_id)).all())
-    again = run_label(db, settings, rules_path=PATTERNS / "rouge.toml")
+    again = run_label(db, settings, rules_path=pattern("rouge.toml"))
     assert again.rule_set_id == first.rule_set_id and again.candidates == 0 and again.labeled == 0
     # the text of one paper is re-extracted: only that paper is labeled again, its rows replaced
     with db.session() as s:
@@ -93,7 +93,7 @@ def test_rerun_labels_only_new_or_reextracted_texts_and_replaces_their_rows(db, 
         t = s.scalar(select(PaperText).where(PaperText.paper_id == pid))
         t.content = "Now we cite files2rouge for ROUGE-L."
         t.extracted_at = datetime.now(timezone.utc) + timedelta(seconds=5)
-    third = run_label(db, settings, rules_path=PATTERNS / "rouge.toml")
+    third = run_label(db, settings, rules_path=pattern("rouge.toml"))
     assert third.labeled == 1
     labels = by_ident(db, first.rule_set_id)
     assert labels["p-none"].packages == ["PT/files2rouge"]
@@ -104,7 +104,7 @@ def test_rerun_labels_only_new_or_reextracted_texts_and_replaces_their_rows(db, 
         after = dict(s.execute(select(Finding.paper_id, func.count()).group_by(Finding.paper_id)).all())
         assert {k: v for k, v in after.items() if k != pid} == {k: v for k, v in before.items() if k != pid}
         assert after[pid] == len(rows)
-    relabel = run_label(db, settings, rules_path=PATTERNS / "rouge.toml", relabel=True)
+    relabel = run_label(db, settings, rules_path=pattern("rouge.toml"), relabel=True)
     assert relabel.labeled == 5
     with db.session() as s:
         assert s.scalar(select(func.count()).select_from(PaperLabel)) == 5
@@ -114,7 +114,7 @@ def test_changed_rule_file_is_a_new_version_beside_the_old_and_human_work_is_unt
         db, settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     add_papers(db)
     rules = tmp_path / "rouge.toml"
-    shutil.copy(PATTERNS / "rouge.toml", rules)
+    shutil.copy(pattern("rouge.toml"), rules)
     old = run_label(db, settings, rules_path=rules)
     with db.session() as s:
         pid = s.scalar(select(Paper.id).where(Paper.ident == "p-pyrouge"))
@@ -138,13 +138,13 @@ def test_changed_rule_file_is_a_new_version_beside_the_old_and_human_work_is_unt
 
 def test_limit_and_dry_run(db, settings) -> None:  # type: ignore[no-untyped-def]
     add_papers(db)
-    dry = run_label(db, settings, rules_path=PATTERNS / "rouge.toml", dry_run=True)
+    dry = run_label(db, settings, rules_path=pattern("rouge.toml"), dry_run=True)
     assert dry.candidates == 5 and dry.rule_set_id is None
     with db.session() as s:
         assert s.scalar(select(func.count()).select_from(RuleSet)) == 0
-    part = run_label(db, settings, rules_path=PATTERNS / "rouge.toml", limit=2, batch=1)
+    part = run_label(db, settings, rules_path=pattern("rouge.toml"), limit=2, batch=1)
     assert part.labeled == 2
-    rest = run_label(db, settings, rules_path=PATTERNS / "rouge.toml")
+    rest = run_label(db, settings, rules_path=pattern("rouge.toml"))
     assert rest.labeled == 3
 
 
@@ -158,28 +158,28 @@ def test_cli_label_json_diff_list_and_bad_rules(cli, tmp_path: Path) -> None:  #
     add_papers(db)
     db.dispose()
     bad = tmp_path / "bad.toml"
-    bad.write_text((PATTERNS / "rouge.toml").read_text().replace("patterns = ['sacrerouge']", "patterns = ['sacre(rouge']"))
+    bad.write_text((pattern("rouge.toml")).read_text().replace("patterns = ['sacrerouge']", "patterns = ['sacre(rouge']"))
     code, out, err = cli("label", "--rules", str(bad))
     assert code == 5 and "rule 'pkg.dd-sacrerouge'" in err and "invalid regex" in err and "Traceback" not in err
-    code, out, err = cli("label", "--rules", str(PATTERNS / "rouge.toml"), "--json")
+    code, out, err = cli("label", "--rules", str(pattern("rouge.toml")), "--json")
     assert code == 0, err
     first = json.loads(out)
     assert first["labeled"] == 5 and first["computes"] == 4 and "labeled 5 papers" in err
-    code, out, err = cli("label", "--rules", str(PATTERNS / "rouge-precise.toml"), "--diff", "--against",
+    code, out, err = cli("label", "--rules", str(pattern("rouge-precise.toml")), "--diff", "--against",
                          first["sha256"][:10], "--json")
     assert code == 0, err
     data = json.loads(out)
     changed = {c["ident"]: c["changes"] for c in data["diff"]["changed"]}
     assert changed == {"p-pyrouge": {"packages": {"old": ["PT/pyrouge", "unknown pyrouge"], "new": ["PT/pyrouge"]}}}
-    code, out, err = cli("label", "--rules", str(PATTERNS / "rouge-precise.toml"), "--diff", "--against",
+    code, out, err = cli("label", "--rules", str(pattern("rouge-precise.toml")), "--diff", "--against",
                          first["sha256"][:10])
     assert code == 0 and "p-pyrouge" in out and "1 papers changed" in err
     code, out, _ = cli("label", "--list", "--json")
     sets = json.loads(out)["rule_sets"]
     assert [(r["name"], r["papers"]) for r in sets] == [("rouge", 5), ("rouge-precise", 5)]
-    code, _, err = cli("label", "--diff", "--against", "zzzzzzzz", "--rules", str(PATTERNS / "rouge.toml"))
+    code, _, err = cli("label", "--diff", "--against", "zzzzzzzz", "--rules", str(pattern("rouge.toml")))
     assert code == 1 and "no stored rule set matches 'zzzzzzzz'" in err
-    code, _, err = cli("label", "--dry-run", "--rules", str(PATTERNS / "bleu.toml"))
+    code, _, err = cli("label", "--dry-run", "--rules", str(pattern("bleu.toml")))
     assert code == 0 and "would label 5 papers with bleu" in err
     code, out, err = cli("label", "--drop", first["sha256"][:10], "--json")
     assert code == 0 and json.loads(out)["papers"] == 5 and "human decisions untouched" in err

@@ -573,7 +573,7 @@ def test_code_review_queue_and_pull(sdb, settings, ls_server, reviewers):
         cbs = []  # codebase 0 exists with a package and an anti-feature; codebase 1's repository is gone
         for n, pid in enumerate(ids):
             cb = Codebase(paper_id=pid, url=f"https://github.com/o/r{n}", host="github.com", owner="o", name=f"r{n}",
-                          lookup_status="deleted" if n else "exists", code_rouge_prelim=True, scan_outcome="ok",
+                          lookup_status="deleted" if n else "exists", code_metric_prelim=True, scan_outcome="ok",
                           scan_commit="abc123", packages=["GL/rougescore"] if n == 0 else [],
                           anti_features=["several packages"] if n == 0 else [])
             s.add(cb)
@@ -582,7 +582,7 @@ def test_code_review_queue_and_pull(sdb, settings, ls_server, reviewers):
                               file="eval.py", line=3, text="from rouge_score import rouge_scorer",
                               rules_sha256="c" * 64))
             cbs.append(cb.id)
-        s.add(Codebase(paper_id=ids[0], url="https://github.com/o/excluded", code_rouge_prelim=False))
+        s.add(Codebase(paper_id=ids[0], url="https://github.com/o/excluded", code_metric_prelim=False))
     name = title()
     q = run_queue(sdb, settings, "code", project=name, client=ls_server.client())
     assert q.imported == 2

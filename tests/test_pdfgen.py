@@ -46,7 +46,7 @@ def test_a_split_paragraph_first_part_fits_the_room_it_was_cut_for():
 @pytest.mark.parametrize("seed", [38, 40])
 def test_specs_that_used_to_fail_typeset_with_a_truthful_ground_truth(tmp_path, seed):
     """Seeds of the benchmark's corpus that raised LayoutError (38 and 40 even after retries)."""
-    spec = sample_spec(seed=seed, sections=8, paragraphs=6, rouge=seed % 3 != 0)
+    spec = sample_spec(seed=seed, sections=8, paragraphs=6, report=seed % 3 != 0)
     truth = write_paper(tmp_path / "p.pdf", spec)
     ex = extract_file(tmp_path / "p.pdf", isolate=False)
     assert ex.ok and ex.pages >= 6 and similarity(truth, ex.text) > 0.98
@@ -56,4 +56,4 @@ def test_many_seeds_typeset(tmp_path):
     for seed in range(45):
         shape = [(2, 2), (4, 3), (6, 5)][seed % 3]
         write_paper(tmp_path / "p.pdf", sample_spec(seed=seed, sections=shape[0], paragraphs=shape[1],
-                                                    rouge=seed % 2 == 0))
+                                                    report=seed % 2 == 0))

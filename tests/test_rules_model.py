@@ -9,7 +9,7 @@ import pytest
 from review.errors import RuleFileError
 from review.rules import load_ruleset
 from review.rules.expr import parse_expression
-from tests.rules_support import PATTERNS, labels, rules
+from tests.rules_support import labels, pattern, rules
 
 MINIMAL = """
 schema = 1
@@ -113,7 +113,7 @@ def test_overlaps_and_reproducibility_must_name_package_labels(tmp_path: Path) -
 
 def test_unknown_option_is_rejected_listing_the_declared_ones() -> None:
     with pytest.raises(RuleFileError) as info:
-        load_ruleset(PATTERNS / "rouge.toml", ["ignore-everything"])
+        load_ruleset(pattern("rouge.toml"), ["ignore-everything"])
     assert "unknown option 'ignore-everything'" in str(info.value) and "no-hrouge" in str(info.value)
 
 

@@ -9,7 +9,7 @@ import typer
 
 from review.cli import context
 from review.cli.app import app
-from review.cli.options import JsonOpt
+from review.cli.options import JsonOpt, MetricOpt
 from review.cli.output import print_json, print_table, summary
 
 IRREPRODUCIBLE_EXIT = 1
@@ -19,7 +19,8 @@ IRREPRODUCIBLE_EXIT = 1
 def check(
     ctx: typer.Context,
     path: Path = typer.Argument(..., help="The paper: a PDF, a .txt or a .md file."),
-    rules: Optional[Path] = typer.Option(None, "--rules", help="Rule file (default: label.rules from the settings)."),
+    rules: Optional[Path] = typer.Option(None, "--rules", help="Rule file (default: label.rules, else the metric's rule file)."),
+    metric: MetricOpt = None,
     option: Optional[List[str]] = typer.Option(None, "--option", help="Switch on a named option of the rule file (repeatable)."),
     backend: Optional[str] = typer.Option(None, "--backend", help="PDF text extractor (default from the settings)."),
     json_: JsonOpt = False,
@@ -34,11 +35,13 @@ def check(
 
     \b
         review check paper.pdf
-        review check paper.txt --rules patterns/bleu.toml --json
+        review check paper.txt --metric bleu --json
+        review check paper.pdf --rules patterns/rouge/rouge-precise.toml
     """
     from review.check import check_file
     from review.rules.stage import resolve_rules
 
+    context.get(ctx).use_metric(metric)
     settings = context.get(ctx).settings
     ruleset = resolve_rules(settings, rules, option or ())
     result = check_file(path, ruleset, backend=backend or settings.extract.backend,
@@ -49,7 +52,7 @@ def check(
     else:
         _print(result)
     verdict = ("irreproducible from the text (neither R1 nor R2)" if result.irreproducible
-               else "does not compute the metric" if not result.computes_rouge
+               else "does not compute the metric" if not result.computes
                else "R1 holds" if result.r1 else "R2 holds")
     summary(f"{path}: {verdict} [{ruleset.name} {ruleset.sha256[:12]}]")
     if result.irreproducible:
@@ -60,7 +63,7 @@ def _print(r) -> None:  # type: ignore[no-untyped-def]
     m = r.metric
     yes = lambda b: "yes" if b else "no"  # noqa: E731
     typer.echo(f"{r.source}: {r.chars} characters, rules {r.rules} ({r.rules_sha256[:12]})")
-    typer.echo(f"mentions {m}: {yes(r.rouge_prelim)}    computes {m}: {yes(r.computes_rouge)}")
+    typer.echo(f"mentions {m}: {yes(r.prelim)}    computes {m}: {yes(r.computes)}")
     for name, values in (("packages", r.packages), ("parameters", r.params), ("measures", r.variants),
                          ("protocol", r.protocol), ("code links", r.code_urls)):
         typer.echo(f"{name:11} {', '.join(repr(v) if name == 'parameters' else v for v in values) or '-'}")

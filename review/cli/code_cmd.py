@@ -1,4 +1,4 @@
-"""`review code link|github|scan`: papers' codebases, their GitHub look-ups and ROUGE packages."""
+"""`review code link|github|scan`: papers' codebases, their GitHub look-ups and the metric's packages."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import typer
 
 from review.cli import context
 from review.cli.app import app
-from review.cli.options import DryRunOpt, JsonOpt, LimitOpt
+from review.cli.options import DryRunOpt, JsonOpt, LimitOpt, MetricOpt
 from review.cli.output import print_json, print_table, summary
 from review.errors import ItemsFailed
 
-code_app = typer.Typer(help="Codebases: link papers to code, look them up on GitHub, infer ROUGE packages.",
+code_app = typer.Typer(help="Codebases: link papers to code, look them up on GitHub, infer the metric's packages.",
                        no_args_is_help=True)
 app.add_typer(code_app, name="code")
 
@@ -29,6 +29,7 @@ def link(
                                               "dump: the year and first author the title match checks."),
     dry_run: DryRunOpt = False,
     json_: JsonOpt = False,
+    metric: MetricOpt = None,
 ) -> None:
     """Link papers to codebases from the Anthology, a Papers With Code dump and the papers' text.
 
@@ -46,6 +47,7 @@ def link(
     from review.codebases.link import SOURCES, run_link
 
     app_ctx = context.get(ctx)
+    app_ctx.use_metric(metric)
     bad = [s for s in source or [] if s not in SOURCES]
     if bad:
         raise typer.BadParameter(f"unknown source {bad[0]!r} (choose from {', '.join(SOURCES)})", param_hint="--source")
@@ -64,8 +66,10 @@ def github(
     refresh: bool = typer.Option(False, "--refresh", help="Look up again even when the cached result is recent."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Retry codebases whose look-up failed."),
     json_: JsonOpt = False,
+    metric: MetricOpt = None,
 ) -> None:
-    """Look each GitHub codebase up (exists, renamed, deleted, stars, ...) and search it for "rouge".
+    """Look each GitHub codebase up (exists, renamed, deleted, stars, ...) and search it for the
+    metric's term (code.search_query, else the code catalog's `prelim`).
 
     The token comes from the environment variable named by code.github_token_env
     (GITHUB_TOKEN); without one, look-ups run but code search is skipped.
@@ -79,6 +83,7 @@ def github(
     from review.codebases.github import run_github
 
     app_ctx = context.get(ctx)
+    app_ctx.use_metric(metric)
     result = run_github(app_ctx.database(), app_ctx.settings, limit=limit, refresh=refresh, retry_failed=retry_failed)
     if json_:
         print_json({"run": result.run_id, "counts": dict(sorted(result.counts.items())),
@@ -99,8 +104,9 @@ def scan(
     only_prelim: bool = typer.Option(False, "--only-prelim", help="Only codebases where GitHub search found the term."),
     refresh: bool = typer.Option(False, "--refresh", help="Clone again instead of reusing the clone cache."),
     json_: JsonOpt = False,
+    metric: MetricOpt = None,
 ) -> None:
-    """Infer which ROUGE packages code uses (dependencies, imports, scripts, notebooks, README).
+    """Infer which of the metric's packages code uses (dependencies, imports, scripts, notebooks, README).
 
     Example:
 
@@ -108,10 +114,13 @@ def scan(
         review code scan ./my-summarizer --json
         review code scan https://github.com/owner/name --json
         review code scan --limit 100
+        review code scan ./my-translator --metric bleu --json
     """
+    from review.codebases.catalog import load_catalog
     from review.codebases.runner import run_scan, scan_target
 
     app_ctx = context.get(ctx)
+    app_ctx.use_metric(metric)
     if target is not None:
         report = scan_target(app_ctx.settings, target, refresh=refresh)
         if json_:
@@ -123,8 +132,9 @@ def scan(
                          for e in report.evidence])
             for a in report.anti_features:
                 typer.echo(f"anti-feature {a.feature}: {a.detail}" + (f" [{a.file}:{a.line}]" if a.file else ""))
-        summary(f"packages: {', '.join(report.packages) or 'none'}; mentions rouge: "
-                f"{'yes' if report.rouge_prelim else 'no'}; anti-features: {', '.join(report.anti_feature_names) or 'none'}")
+        term = load_catalog(app_ctx.settings.code.catalog or None, app_ctx.settings).prelim
+        summary(f"packages: {', '.join(report.packages) or 'none'}; mentions {term!r}: "
+                f"{'yes' if report.prelim else 'no'}; anti-features: {', '.join(report.anti_feature_names) or 'none'}")
         return
     result = run_scan(app_ctx.database(), app_ctx.settings, limit=limit, rescan=rescan, retry_failed=retry_failed,
                       only_prelim=only_prelim, refresh_clones=refresh)

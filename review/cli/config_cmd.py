@@ -83,6 +83,8 @@ def _toml(value: Any) -> str:
         return repr(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):  # an inline table, e.g. compute.counts_as_package
+        return "{" + ", ".join(f"{_toml(str(k))} = {_toml(v)}" for k, v in value.items()) + "}"
     if isinstance(value, Path):
         value = value.as_posix()
     text = str(value).replace("\\", "\\\\").replace('"', '\\"')

@@ -27,6 +27,15 @@ class AppContext:
             self._settings = load_settings(self.config, database_url=self.db_url)
         return self._settings
 
+    def use_metric(self, metric: str | None) -> None:
+        """`--metric`: review this metric folder (its rules and catalogs, unless set explicitly)."""
+        if metric:
+            from review.metric import load_metric
+
+            local = Path(metric).expanduser()
+            self.settings.label.metric = str(local.resolve()) if local.exists() else metric  # a path is the cwd's
+            load_metric(metric, self.settings.config_dir)  # a wrong name fails here, naming the shipped ones
+
     def database(self, *, check_schema: bool = True) -> Database:
         """The database, checked against this release's schema (created if brand new)."""
         if self._db is None:

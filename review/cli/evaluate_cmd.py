@@ -38,7 +38,7 @@ def papers(
 
     \b
         review evaluate papers --gold gold/papers/dev.jsonl
-        review evaluate papers --gold gold/papers/dev.jsonl --rules patterns/rouge-precise.toml --json
+        review evaluate papers --gold gold/papers/dev.jsonl --rules patterns/rouge/rouge-precise.toml --json
         review evaluate papers --gold dev.jsonl --min P0.precision=0.97 --min P4.exact=0.95
     """
     from review.compute import load_catalog

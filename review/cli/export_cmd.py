@@ -9,7 +9,7 @@ import typer
 
 from review.cli import context
 from review.cli.app import app
-from review.cli.options import JsonOpt
+from review.cli.options import JsonOpt, MetricOpt
 from review.cli.output import print_json, summary
 from review.export import run_export
 
@@ -21,6 +21,7 @@ def export(
     out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default: the exports_dir setting)."),
     time: Optional[str] = typer.Option(None, "--time", help="Time to write in the manifest (default: end of the newest run that made the data)."),
     json_: JsonOpt = False,
+    metric: MetricOpt = None,
 ) -> None:
     """Write the dataset (the released Rogue Scores columns, then ours), Figure 1
     statistics with bootstrap intervals, Figures 1 and 3 and the PRISMA flow (PNG and
@@ -31,8 +32,10 @@ def export(
     \b
         review export
         review export --format parquet --out exports/2026-11
+        review export --metric bleu --out exports/bleu
     """
     app_ctx = context.get(ctx)
+    app_ctx.use_metric(metric)
     result = run_export(app_ctx.database(), app_ctx.settings, out_dir=out, fmt=format_, time=time)
     if json_:
         print_json(result.as_dict())

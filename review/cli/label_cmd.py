@@ -9,7 +9,7 @@ import typer
 
 from review.cli import context
 from review.cli.app import app
-from review.cli.options import DryRunOpt, JsonOpt, LimitOpt
+from review.cli.options import DryRunOpt, JsonOpt, LimitOpt, MetricOpt
 from review.cli.output import print_json, print_table, summary
 from review.runs import record_run
 
@@ -17,7 +17,7 @@ from review.runs import record_run
 @app.command()
 def label(
     ctx: typer.Context,
-    rules: Optional[Path] = typer.Option(None, "--rules", help="Rule file (default: label.rules from the settings)."),
+    rules: Optional[Path] = typer.Option(None, "--rules", help="Rule file (default: label.rules, else the metric's rule file)."),
     option: Optional[List[str]] = typer.Option(None, "--option", help="Switch on a named option of the rule file (repeatable)."),
     relabel: bool = typer.Option(False, "--relabel", help="Label every text again, not only new or re-extracted ones."),
     diff: bool = typer.Option(False, "--diff", help="After labeling, list the papers whose labels changed since the previous version of this rule file."),
@@ -27,6 +27,7 @@ def label(
     limit: LimitOpt = None,
     dry_run: DryRunOpt = False,
     json_: JsonOpt = False,
+    metric: MetricOpt = None,
 ) -> None:
     """Label every extracted text with a rule file and store the evidence.
 
@@ -39,13 +40,15 @@ def label(
 
     \b
         review label
-        review label --rules patterns/rouge-precise.toml --diff --against 0a7eb417a8ad
+        review label --rules patterns/rouge/rouge-precise.toml --diff --against 0a7eb417a8ad
+        review label --metric bleu
         review label --list
     """
     from review.rules.stage import (diff_labels, drop_rule_set, find_rule_set, list_rule_sets, previous_rule_set,
                                     resolve_rules, run_label)
 
     app_ctx = context.get(ctx)
+    app_ctx.use_metric(metric)
     db = app_ctx.database()
     if list_:
         with db.session() as s:

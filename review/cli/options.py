@@ -11,3 +11,5 @@ LimitOpt = Annotated[Optional[int], typer.Option("--limit", min=1, help="Process
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Report what would change; write nothing.")]
 WorkersOpt = Annotated[Optional[int], typer.Option("--workers", min=1, help="Parallel workers (default from settings).")]
 ShortOpt = Annotated[bool, typer.Option("--short", help="Abbreviated signature.")]
+MetricOpt = Annotated[Optional[str], typer.Option(
+    "--metric", help="Metric folder: the name of one under patterns/ or a folder's path; overrides label.metric.")]

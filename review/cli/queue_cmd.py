@@ -9,7 +9,7 @@ import typer
 
 from review.cli import context
 from review.cli.app import app
-from review.cli.options import DryRunOpt, JsonOpt, LimitOpt
+from review.cli.options import DryRunOpt, JsonOpt, LimitOpt, MetricOpt
 from review.cli.output import print_json, summary
 
 
@@ -17,7 +17,7 @@ from review.cli.output import print_json, summary
 def queue(
     ctx: typer.Context,
     kind: str = typer.Argument(..., help="What to review: papers or code."),
-    project: Optional[str] = typer.Option(None, "--project", help="Project title (created if missing; default per kind)."),
+    project: Optional[str] = typer.Option(None, "--project", help="Project title (created if missing; default per kind and metric)."),
     select: str = typer.Option("all", "--select", help="all | flagged | sample | stratified | disputed (ties, to adjudicate)."),
     n: Optional[int] = typer.Option(None, "--n", min=1, help="Items to draw (sample), or per stratum (stratified)."),
     seed: int = typer.Option(0, "--seed", help="Seed for sample, stratified and random order."),
@@ -29,6 +29,7 @@ def queue(
     limit: LimitOpt = None,
     dry_run: DryRunOpt = False,
     json_: JsonOpt = False,
+    metric: MetricOpt = None,
 ) -> None:
     """Queue papers or codebases for human review in Label Studio, with predictions.
 
@@ -42,12 +43,14 @@ def queue(
 
     \b
         review queue papers --select sample --n 200 --seed 7 --order least-certain
-        review queue code --project "ROUGE code" --overlap 2
+        review queue code --project "Code review, team B" --overlap 2
         review queue papers --offline exports/tasks.json
+        review queue papers --metric bleu   # its own project, with BLEU's questions and packages
     """
     from review.labelstudio.queue import run_queue
 
     app_ctx = context.get(ctx)
+    app_ctx.use_metric(metric)
     result = run_queue(app_ctx.database(), app_ctx.settings, kind, project=project, select_=select, n=n, seed=seed,
                        by=by, order_=order, overlap=overlap, rule_set=rule_set, limit=limit, offline=offline,
                        dry_run=dry_run)

@@ -9,7 +9,7 @@ import typer
 
 from review.cli import context
 from review.cli.app import app
-from review.cli.options import JsonOpt
+from review.cli.options import JsonOpt, MetricOpt
 from review.cli.output import print_json, print_table, summary
 from review.errors import ItemsFailed
 from review.survey import StageReport, run_sample_survey, run_survey
@@ -18,7 +18,7 @@ from review.survey import StageReport, run_sample_survey, run_survey
 @app.command()
 def survey(
     ctx: typer.Context,
-    sample: bool = typer.Option(False, "--sample", help="Run offline on the bundled sample corpus (own database and exports folder)."),
+    sample: bool = typer.Option(False, "--sample", help="Run offline on the metric's sample corpus (own database and exports folder)."),
     source: Optional[List[str]] = typer.Option(None, "--source", help="Harvest only these sources (acl, dblp); repeatable."),
     no_github: bool = typer.Option(False, "--no-github", help="Skip the GitHub look-ups."),
     human: str = typer.Option("auto", "--human", help="Human pass: auto (Label Studio if its key is set), offline (write import files), skip."),
@@ -29,6 +29,7 @@ def survey(
     texts: Optional[Path] = typer.Option(None, "--texts", help="Import these full texts (ACL OCL parquet, JSON Lines) before downloading."),
     plan: bool = typer.Option(False, "--plan", help="Only say what remains per stage and host, the least time the downloads take at the per-host rates, and what --pdfs/--texts would save."),
     json_: JsonOpt = False,
+    metric: MetricOpt = None,
 ) -> None:
     """Run every stage in order: harvest, download, extract, label, code link / github /
     scan, the human pass (queued and reported, not waited on), compute, export. Rerun it
@@ -38,10 +39,12 @@ def survey(
 
     \b
         review survey --sample
+        review survey --sample --metric bleu
         review survey --source acl --no-github
         review survey --plan --pdfs ~/anthology-pdfs.tar.gz --texts acl-publication-info.74k.v2.parquet
     """
     app_ctx = context.get(ctx)
+    app_ctx.use_metric(metric)
     if plan:
         _plan(app_ctx, pdfs, texts, json_)
         return

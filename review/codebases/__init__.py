@@ -1,4 +1,4 @@
-"""Codebases: link papers to code (C0), look them up on GitHub, infer ROUGE packages (C1).
+"""Codebases: link papers to code (C0), look them up on GitHub, infer the metric's packages (C1).
 
 Entry points callable without the CLI (the survey command uses them), also importable
 from this package: `run_link` (link.py), `run_github` (github.py), `run_scan` and

@@ -1,6 +1,6 @@
-"""The code-package catalog (`patterns/code_packages.toml`) as validated objects.
+"""The code-package catalog (the metric folder's `code_packages` file) as validated objects.
 
-Why data, not code: what a ROUGE package looks like in a repository (its distribution
+Why data, not code: what a metric's package looks like in a repository (its distribution
 names, import names, call shapes, vendored files) changes as packages come and go, and
 another metric needs another catalog. The file is read once, every regex compiled once,
 and a mistake is reported with the file, the package and the key.
@@ -17,9 +17,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from review.errors import RuleFileError
+from review.errors import InputFileError, RuleFileError
 
-DEFAULT_CATALOG = "code_packages.toml"
 LIST_KEYS = ("requirements", "urls", "imports", "calls", "shell", "readme", "files", "vendored", "repos", "supersedes")
 PACKAGE_KEYS = frozenset({"label", "vendored_min", "case_sensitive", *LIST_KEYS})
 TOP_KEYS = frozenset({"schema", "name", "metric", "version", "prelim", "resolution", "links", "package"})
@@ -180,19 +179,24 @@ def literal_hint(pattern: str) -> str | None:
     return max(rare, key=len) if rare else None
 
 
-def default_catalog_path() -> Path:
-    """patterns/code_packages.toml in a checkout, or the copy packaged into the wheel."""
-    here = Path(__file__).resolve()
-    for candidate in (here.parents[2] / "patterns" / DEFAULT_CATALOG, here.parents[1] / "_patterns" / DEFAULT_CATALOG):
-        if candidate.is_file():
-            return candidate
-    raise RuleFileError("code package catalog not found", item=DEFAULT_CATALOG,
-                        hint="pass --catalog PATH or set code.catalog")
+def default_catalog_path(settings: Any = None) -> Path:
+    """The code catalog of the settings' metric (the default metric without settings)."""
+    from review.metric import default_metric, metric_of
+
+    return (metric_of(settings) if settings is not None else default_metric()).code_packages
 
 
-def load_catalog(path: str | Path | None = None) -> Catalog:
-    """Read and validate a catalog; errors name the file, package and key."""
-    p = Path(path) if path else default_catalog_path()
+def load_catalog(path: str | Path | None = None, settings: Any = None) -> Catalog:
+    """Read and validate a catalog (`path`, else the metric's); errors name the file, package and key."""
+    if path:
+        from review.metric import data_path, find_data_file
+
+        try:
+            p = data_path(settings, path, "code_packages") if settings is not None else find_data_file(path)
+        except InputFileError as exc:
+            raise RuleFileError("code package catalog not found", item=str(path), hint=exc.hint) from None
+    else:
+        p = default_catalog_path(settings)
     try:
         raw = p.read_bytes()
     except OSError as exc:

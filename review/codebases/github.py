@@ -1,9 +1,9 @@
-"""`review code github`: look each codebase up on GitHub with PyGithub, and search it for "rouge".
+"""`review code github`: look each codebase up on GitHub with PyGithub, and search it for the metric's term.
 
 What a look-up records: exists / renamed (GitHub answers 301 for a moved repository and
 PyGithub follows it silently, so a rename shows as a different `full_name` in the answer)
 / deleted (404), archived, default branch, stars, license, last push; then
-`code_rouge_prelim` from GitHub code search (`<term> repo:owner/name`), which needs a token.
+`code_metric_prelim` from GitHub code search (`<term> repo:owner/name`), which needs a token.
 
 Rate limits, GitHub's way: PyGithub's own retry is replaced by one that only retries
 5xx, so every rate-limit answer reaches this module, which sleeps visibly (progress and
@@ -198,17 +198,27 @@ class GithubResult:
     run_id: int | None = None
     stopped: str | None = None
     held: Held = field(default_factory=Held)  # what other look-up workers still hold
+    term: str = ""  # what code search looked for
 
     def summary(self) -> str:
         c = self.counts
         n = c["exists"] + c["renamed"] + c["deleted"] + c["error"]
         per = (sum(self.calls.values()) / n) if n else 0.0
         text = (f"looked up {n} codebases: {c['exists']} exist, {c['renamed']} renamed, {c['deleted']} deleted, "
-                f"{c['error']} errors; rouge found in {c['rouge_yes']}, not in {c['rouge_no']}"
+                f"{c['error']} errors; {self.term!r} found in {c['term_found']}, not in {c['term_absent']}"
                 f" ({c['search_skipped_no_token']} not searched: no token); {sum(self.calls.values())} API calls "
                 f"({per:.1f} per codebase), {c['rate_limit_waits']} rate-limit waits")
         text += f"; {self.held.note()}" if self.held.note() else ""
         return text + (f"; stopped: {self.stopped}" if self.stopped else "")
+
+
+def search_term(settings: Settings) -> str:
+    """`code.search_query`, else the preliminary term of the metric's code catalog."""
+    if settings.code.search_query:
+        return settings.code.search_query
+    from review.codebases.catalog import load_catalog
+
+    return load_catalog(settings.code.catalog or None, settings).prelim
 
 
 def token_from_env(settings: Settings) -> str | None:
@@ -223,8 +233,8 @@ def run_github(db: Database, settings: Settings, *, limit: int | None = None, re
         client = GitHubClient(settings.code.github_api_url, token, timeout=settings.http.timeout,
                               max_wait=settings.code.max_wait, contact=settings.http.user_agent,
                               retries=settings.http.retries, backoff=settings.http.backoff)
-    result = GithubResult()
-    args = {"limit": limit, "refresh": refresh, "retry_failed": retry_failed, "api": settings.code.github_api_url,
+    result = GithubResult(term=search_term(settings))
+    args = {"term": result.term, "limit": limit, "refresh": refresh, "retry_failed": retry_failed, "api": settings.code.github_api_url,
             "token": "set" if token else "absent"}
     stale = utcnow() - timedelta(days=settings.code.cache_days)
     with record_run(db, "code github", args) as run:
@@ -258,7 +268,7 @@ def run_github(db: Database, settings: Settings, *, limit: int | None = None, re
                     break
                 c = claims[0]
                 try:
-                    outcome, error = _one(db, client, c.item_id, settings, refresh), None
+                    outcome, error = _one(db, client, c.item_id, settings, refresh, result.term), None
                 except RateLimitStop as stop:
                     with db.session() as s:
                         release(s, claims, worker)
@@ -297,7 +307,7 @@ def run_github(db: Database, settings: Settings, *, limit: int | None = None, re
     return result
 
 
-def _one(db: Database, client: GitHubClient, codebase_id: int, settings: Settings, refresh: bool) -> str:
+def _one(db: Database, client: GitHubClient, codebase_id: int, settings: Settings, refresh: bool, term: str) -> str:
     with db.session() as s:
         cb = s.get(Codebase, codebase_id)
         if cb is None or not cb.owner or not cb.name:
@@ -311,8 +321,8 @@ def _one(db: Database, client: GitHubClient, codebase_id: int, settings: Setting
         _aware(searched_at) > utcnow() - timedelta(days=settings.code.cache_days)
     if look.status in ("exists", "renamed") and not fresh_search:
         if client.has_token:
-            search = client.search(look.full_name or f"{owner}/{name}", settings.code.search_query)
-            outcomes.append("rouge_yes" if search.total > 0 else "rouge_no")
+            search = client.search(look.full_name or f"{owner}/{name}", term)
+            outcomes.append("term_found" if search.total > 0 else "term_absent")
         else:
             outcomes.append("search_skipped_no_token")
     with db.session() as s:
@@ -324,15 +334,15 @@ def _one(db: Database, client: GitHubClient, codebase_id: int, settings: Setting
             cb.full_name, cb.default_branch, cb.stars = look.full_name, look.default_branch, look.stars
             cb.license, cb.archived, cb.pushed_at = look.license, look.archived, look.pushed_at
         if search is not None:
-            cb.code_rouge_prelim, cb.searched_at = search.total > 0, now
-            detail = f"search: {search.total} files mention {settings.code.search_query!r}"
+            cb.code_metric_prelim, cb.searched_at = search.total > 0, now
+            detail = f"search: {search.total} files mention {term!r}"
             if search.incomplete:
                 detail += " (GitHub says incomplete)"
             if search.paths:
                 detail += ": " + ", ".join(search.paths)
             cb.lookup_detail = "; ".join(x for x in (look.detail, detail) if x)
         elif look.status == "deleted":
-            cb.code_rouge_prelim = None
+            cb.code_metric_prelim = None
     return "+".join(outcomes)
 
 

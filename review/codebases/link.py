@@ -88,7 +88,7 @@ def run_link(db: Database, settings: Settings, *, pwc_path: str | Path | None = 
     year and a first author for the title match (see `pwc_match`).
     """
     sources = [s for s in sources if s in SOURCES]
-    catalog = catalog or load_catalog(settings.code.catalog or None)
+    catalog = catalog or load_catalog(settings.code.catalog or None, settings)
     dump = pwc_path if pwc_path is not None else (settings.resolve(settings.code.pwc_links) if settings.code.pwc_links else None)
     if "pwc_dump" in sources and dump is None:
         sources = [s for s in sources if s != "pwc_dump"]

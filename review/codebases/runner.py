@@ -17,6 +17,7 @@ from typing import Iterable
 from sqlalchemy import delete, or_, select, update
 
 from review.codebases.catalog import Catalog, load_catalog
+from review.metric import metric_holding
 from review.codebases.fetch import Checkout, FetchFailed, cache_path, git_clone, is_archive, unpack_archive
 from review.codebases.scan import ScanReport, scan_tree
 from review.codebases.urls import parse_repo_url
@@ -67,7 +68,7 @@ def fetch_target(settings: Settings, target: str, *, refresh: bool = False) -> t
 
 def scan_target(settings: Settings, target: str, *, catalog: Catalog | None = None, refresh: bool = False) -> ScanReport:
     """Scan one directory, archive or repository URL; no database involved."""
-    catalog = catalog or load_catalog(settings.code.catalog or None)
+    catalog = catalog or load_catalog(settings.code.catalog or None, settings)
     try:
         checkout, label = fetch_target(settings, target, refresh=refresh)
     except FetchFailed as exc:
@@ -97,12 +98,14 @@ def run_scan(db: Database, settings: Settings, *, limit: int | None = None, resc
              retry_failed: bool = False, only_prelim: bool = False, refresh_clones: bool = False,
              codebase_ids: Iterable[int] | None = None, catalog: Catalog | None = None) -> ScanResult:
     """Scan every linked codebase not scanned yet (or all with `rescan`), resumably."""
-    catalog = catalog or load_catalog(settings.code.catalog or None)
+    catalog = catalog or load_catalog(settings.code.catalog or None, settings)
     result = ScanResult()
     args = {"limit": limit, "rescan": rescan, "retry_failed": retry_failed, "only_prelim": only_prelim}
     with record_run(db, "code scan", args) as run:
         result.run_id = run.id
-        run.signature.update({"scanner": "review-code-scan", **catalog.signature()})
+        held_by = metric_holding(catalog.path)  # the run names the metric whose packages it looked for
+        run.signature.update({**(held_by.signature() if held_by else {"metric": catalog.metric}),
+                              "scanner": "review-code-scan", **catalog.signature()})
         run.rules_sha256 = catalog.sha256
         with db.session() as s:
             q = select(Codebase.id)
@@ -112,7 +115,7 @@ def run_scan(db: Database, settings: Settings, *, limit: int | None = None, resc
                 q = q.where(or_(Codebase.scanned_at.is_(None),
                                 Codebase.scan_outcome == "failed" if retry_failed else Codebase.id < 0))
             if only_prelim:
-                q = q.where(Codebase.code_rouge_prelim.is_(True))
+                q = q.where(Codebase.code_metric_prelim.is_(True))
             ids = list(s.scalars(q))
             enqueue(s, STAGE, ids, requeue_failed=retry_failed)
             if ids and (rescan or retry_failed or codebase_ids is not None):
@@ -163,7 +166,7 @@ def _scan_one(session, settings: Settings, catalog: Catalog, codebase_id: int, r
                                 rules_sha256=catalog.sha256, run_id=run.id))
     cb.packages = report.packages
     cb.anti_features = report.anti_feature_names
-    cb.scan_rouge_prelim = report.rouge_prelim
+    cb.scan_metric_prelim = report.prelim
     cb.scan_commit = checkout.commit
     cb.scan_outcome, cb.scan_reason = "ok", ("truncated" if report.truncated else None)
     skipped = ", ".join(f"{k} {v}" for k, v in sorted(report.skipped.items()))

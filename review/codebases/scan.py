@@ -1,10 +1,10 @@
-"""Infer which ROUGE packages a checkout uses, with evidence, from its files alone.
+"""Infer which of the metric's packages a checkout uses, with evidence, from its files alone.
 
 Why static reading: the review never runs the papers' code (appendix B is a static
 analysis too). Every file kind a researcher uses to say "this is how we score" is read:
 dependency files, Python imports and calls, shell scripts, notebooks (code and markdown
 cells), READMEs, and copies of known implementations pasted into the repository. What a
-package looks like is data (`patterns/code_packages.toml`, see `catalog.py`).
+package looks like is data (the metric folder's code_packages file, see `catalog.py`).
 
 Hostile input is contained here: symlinks are never followed (those pointing outside the
 checkout are counted separately), binary and oversized files are skipped, non-UTF-8 text
@@ -81,7 +81,7 @@ class ScanReport:
     packages: list[str] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
     anti_features: list[AntiFeature] = field(default_factory=list)
-    rouge_prelim: bool = False
+    prelim: bool = False
     files_seen: int = 0
     files_read: int = 0
     truncated: bool = False
@@ -96,7 +96,7 @@ class ScanReport:
     def as_dict(self) -> dict[str, Any]:
         return {
             "target": self.target, "commit": self.commit, "packages": self.packages,
-            "rouge_prelim": self.rouge_prelim, "anti_features": self.anti_feature_names,
+            "prelim": self.prelim, "anti_features": self.anti_feature_names,
             "anti_feature_evidence": [a.as_dict() for a in self.anti_features],
             "evidence": [e.as_dict() for e in self.evidence],
             "files_seen": self.files_seen, "files_read": self.files_read, "truncated": self.truncated,
@@ -256,14 +256,14 @@ class _Scanner:
 
     def on_path(self, rel: str) -> None:
         if self.catalog.prelim and self.catalog.prelim in rel.lower():
-            self.report.rouge_prelim = True
+            self.report.prelim = True
         for p in self.catalog.packages:
             if p.files and p.matches_file(rel):
                 self.add(p.label, rel, None, rel, "file")
 
     def on_text(self, rel: str, content: str) -> None:
-        if self.catalog.prelim and not self.report.rouge_prelim and self.catalog.prelim in content.lower():
-            self.report.rouge_prelim = True
+        if self.catalog.prelim and not self.report.prelim and self.catalog.prelim in content.lower():
+            self.report.prelim = True
         kind = _kind(rel)
         if kind == "notebook":
             self._notebook(rel, content)

@@ -6,17 +6,16 @@ paper), `categories` (the Figure 3 series), `rows` (the stored table) and `stage
 (`review compute` itself).
 """
 
-from review.compute.catalog import (GITHUB_ROUGE, UNKNOWN_PYROUGE, Catalog, Package, counts_as_package,
-                                    find_data_file, load_catalog)
+from review.compute.catalog import Catalog, Package, counts_as_package, load_catalog
 from review.compute.categories import CATEGORIES, category
-from review.compute.labels import CodeInput, PaperInput, automated_code_rouge, compute_paper
+from review.compute.labels import CodeInput, PaperInput, automated_code_metric, compute_paper
 from review.compute.human import Human, human_inputs
 from review.compute.rows import dump_json, json_text, parse_json, rows_digest, write_rows
 from review.compute.stage import ComputeResult, choose_rule_set, configured_rules, gather_inputs, run_compute
 
 __all__ = [
-    "CATEGORIES", "GITHUB_ROUGE", "UNKNOWN_PYROUGE", "Catalog", "CodeInput", "ComputeResult", "Human", "Package",
-    "PaperInput", "automated_code_rouge", "category", "choose_rule_set", "compute_paper", "configured_rules",
-    "counts_as_package", "dump_json", "find_data_file", "gather_inputs", "human_inputs", "json_text", "load_catalog",
+    "CATEGORIES", "Catalog", "CodeInput", "ComputeResult", "Human", "Package",
+    "PaperInput", "automated_code_metric", "category", "choose_rule_set", "compute_paper", "configured_rules",
+    "counts_as_package", "dump_json", "gather_inputs", "human_inputs", "json_text", "load_catalog",
     "parse_json", "rows_digest", "run_compute", "write_rows",
 ]

@@ -1,8 +1,8 @@
-"""The package catalog (`patterns/packages.toml`): canonical labels, aliases, tested correctness.
+"""The package catalog (the metric folder's `packages` file): canonical labels, aliases, tested correctness.
 
-A package that was never tested is unknown, never correct; "unknown pyrouge" and
-"github rouge" name a package that could not be identified, and whether they count as a
-cited package is a setting (`compute.unknown_pyrouge_counts`, `compute.github_rouge_counts`).
+A package that was never tested is unknown, never correct; a catalog may also name
+packages that could not be identified (kind "unidentified"), and whether citing one counts
+as citing a package is a setting (`compute.counts_as_package`, every label by default).
 """
 
 from __future__ import annotations
@@ -13,12 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import review
-from review.errors import InputFileError, RuleFileError
+from review.errors import RuleFileError
+from review.metric import data_path, find_data_file
 from review.settings import ComputeSettings, Settings
-
-GITHUB_ROUGE = "github rouge"
-UNKNOWN_PYROUGE = "unknown pyrouge"
 
 
 @dataclass(frozen=True)
@@ -55,43 +52,25 @@ class Catalog:
     def signature(self) -> dict[str, Any]:
         return {"packages_sha256": self.sha256[:12]}
 
+    @property
+    def no_config_labels(self) -> list[str]:
+        """The packages whose citation is enough for R2, in catalog order."""
+        return [p.label for p in self.packages.values() if p.no_config]
+
 
 def counts_as_package(label: str, settings: ComputeSettings) -> bool:
-    """Whether a cited label counts as a package (the unidentified ones are a setting)."""
-    if label == UNKNOWN_PYROUGE:
-        return settings.unknown_pyrouge_counts
-    if label == GITHUB_ROUGE:
-        return settings.github_rouge_counts
-    return True
+    """Whether a cited label counts as a package (`compute.counts_as_package`; yes unless listed)."""
+    return settings.counts_as_package.get(label, True)
 
 
 def _alias_key(name: str) -> str:
     return " ".join(name.casefold().split())
 
 
-def find_data_file(path: str, settings: Settings | None = None) -> Path:
-    """A data file named by a setting: absolute, relative to the config/cwd, or bundled."""
-    candidates = []
-    p = Path(path).expanduser()
-    if p.is_absolute():
-        candidates.append(p)
-    else:
-        if settings is not None:
-            candidates.append(settings.resolve(p))
-        candidates.append(Path.cwd() / p)
-        pkg = Path(review.__file__).resolve().parent
-        candidates.append(pkg.parent / p)  # a checkout: <repo>/patterns/...
-        if p.parts and p.parts[0] == "patterns":
-            candidates.append(pkg / "_patterns" / Path(*p.parts[1:]))  # an installed wheel
-    for c in candidates:
-        if c.is_file():
-            return c
-    raise InputFileError("file not found", item=path, hint=f"looked in: {', '.join(str(c) for c in candidates)}")
-
-
-def load_catalog(path: str | Path, settings: Settings | None = None) -> Catalog:
-    """Parse and validate the package catalog; every problem names the entry and key."""
-    file = find_data_file(str(path), settings)
+def load_catalog(path: str | Path | None, settings: Settings | None = None) -> Catalog:
+    """Parse and validate the package catalog (`path`, else the settings' metric's); every
+    problem names the entry and key."""
+    file = data_path(settings, path, "packages") if settings is not None else find_data_file(str(path))
     raw = file.read_bytes()
     try:
         data = tomllib.loads(raw.decode("utf-8"))

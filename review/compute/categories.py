@@ -1,4 +1,4 @@
-"""Figure 3 of Rogue Scores: which series a ROUGE paper is counted in.
+"""Figure 3 of Rogue Scores: which series a paper that computes the metric is counted in.
 
 A reproducible paper is "reproducible"; otherwise its software decides: a package with
 scoring errors, a package whose correctness is unknown, or only correct packages.
@@ -11,7 +11,7 @@ CATEGORIES = ("reproducible", "incorrect package", "unknown package", "correct p
 
 
 def category(reproducible: bool | None, software_error: str) -> str:
-    """The series of a paper that computes ROUGE (`software_error`: true | false | unknown)."""
+    """The series of a paper that computes the metric (`software_error`: true | false | unknown)."""
     if reproducible:
         return CATEGORIES[0]
     if software_error == "true":

@@ -24,7 +24,7 @@ HUMAN, AUTOMATED, DISPUTED = "human", "automated", "disputed"
 class CodeInput:
     url: str
     official: bool | None
-    code_rouge_prelim: bool | None
+    code_metric_prelim: bool | None
     scanned: bool
     packages: list[str]
     anti_features: list[str]
@@ -56,11 +56,11 @@ def _dealias(names: Iterable[str], catalog: Catalog) -> list[str]:
     return sorted({catalog.canonical(n) for n in names if n and n.strip()})
 
 
-def automated_code_rouge(code: CodeInput, catalog: Catalog) -> bool | None:
+def automated_code_metric(code: CodeInput, catalog: Catalog) -> bool | None:
     """Proposal for C2 from a scan: exactly one package, clearly used, no anti-features."""
     if not code.scanned:
         return None
-    if code.code_rouge_prelim is False:
+    if code.code_metric_prelim is False:
         return False
     return len(_dealias(code.packages, catalog)) == 1 and not code.anti_features
 
@@ -80,7 +80,7 @@ def compute_paper(inp: PaperInput, catalog: Catalog, settings: ComputeSettings) 
             sources[question] = AUTOMATED
         return automated
 
-    paper_rouge = pick("P0", label["computes"] if label else None)
+    paper_metric = pick("P0", label["computes"] if label else None)
     params = list(label["params"]) if label else []
     paper_params = pick("P1", bool(label["params"]) if label else None)
     if isinstance(paper_params, list):  # the reviewers' parameter strings
@@ -97,22 +97,22 @@ def compute_paper(inp: PaperInput, catalog: Catalog, settings: ComputeSettings) 
     software_error = "true" if any(e is True for e in errors) else (
         "false" if counted_all and all(e is False for e in errors) else "unknown")
 
-    if paper_rouge:
+    if paper_metric:
         r1 = bool(counted_paper) and paper_params is True
         r2 = any(catalog.no_config(p) for p in counted_paper)
-        r3 = code["code_rouge"] is True
+        r3 = code["code_metric"] is True
         reproducible: bool | None = r1 or r2 or r3
         series: str | None = category(reproducible, software_error)
     else:
         r1 = r2 = r3 = reproducible = None  # type: ignore[assignment]
         series = None
     return {
-        "paper_id": inp.paper_id, "paper_rouge": paper_rouge,
-        "paper_rouge_prelim": label["prelim"] if label else None,
+        "paper_id": inp.paper_id, "paper_metric": paper_metric,
+        "paper_metric_prelim": label["prelim"] if label else None,
         "paper_params": paper_params, "params": params,
         "protocol": list(protocol), "variants": list(variants), "paper_packages": paper_packages,
         "code_url": code["code_urls"][0] if code["code_urls"] else None, "code_urls": code["code_urls"],
-        "code_rouge": code["code_rouge"], "code_rouge_prelim": code["code_rouge_prelim"],
+        "code_metric": code["code_metric"], "code_metric_prelim": code["code_metric_prelim"],
         "code_packages": code["code_packages"], "packages": packages,
         "r1": r1, "r2": r2, "r3": r3, "software_error": software_error, "reproducible": reproducible,
         "category": series, "label_source": combine(set(sources.values())) or "none",
@@ -146,7 +146,7 @@ def _code(inp: PaperInput, labelled: bool, catalog: Catalog, settings: ComputeSe
         if c.human.get("C2") is not None:
             value = c.human["C2"]
         else:
-            value = automated_code_rouge(c, catalog) if settings.automated_code_rouge else None
+            value = automated_code_metric(c, catalog) if settings.automated_code_metric else None
         c2_values.append(value)
         if src := _source(c, "C2", value is not None):
             c2_src.add(src)
@@ -166,24 +166,24 @@ def _code(inp: PaperInput, labelled: bool, catalog: Catalog, settings: ComputeSe
     else:
         code_packages = sorted(code_pkgs)
     if inp.human.get("C2") is not None:
-        code_rouge: bool | None = inp.human["C2"]
+        code_metric: bool | None = inp.human["C2"]
         c2_src = {HUMAN}
     elif any(v is True for v in c2_values):
-        code_rouge = True
+        code_metric = True
     elif c2_values and all(v is False for v in c2_values):
-        code_rouge = False
+        code_metric = False
     else:
-        code_rouge = None
+        code_metric = None
     for question, kinds in (("C0", c0_src), ("C1", c1_src), ("C2", c2_src)):
         if source := combine(kinds):
             sources[question] = source
-    prelims = [c.code_rouge_prelim if c.code_rouge_prelim is not None else (bool(c.packages) if c.scanned else None)
+    prelims = [c.code_metric_prelim if c.code_metric_prelim is not None else (bool(c.packages) if c.scanned else None)
                for c in kept]
-    code_rouge_prelim = True if any(p is True for p in prelims) else (
+    code_metric_prelim = True if any(p is True for p in prelims) else (
         False if prelims and all(p is False for p in prelims) else None)
     return {"has_code": has_code, "code_urls": [c.url for c in kept], "code_packages": code_packages,
-            "code_rouge": code_rouge if (kept or has_code is not None or inp.human.get("C2") is not None) else None,
-            "code_rouge_prelim": code_rouge_prelim}
+            "code_metric": code_metric if (kept or has_code is not None or inp.human.get("C2") is not None) else None,
+            "code_metric_prelim": code_metric_prelim}
 
 
 def _source(code: CodeInput, question: str, automated: bool) -> str | None:

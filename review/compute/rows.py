@@ -16,7 +16,9 @@ from review.db.base import utcnow
 from review.db.models import Reproducibility, Run
 from review.db.session import Database
 
-ROW_COLUMNS = [c.name for c in Reproducibility.__table__.columns if c.name not in ("id", "computed_at")]
+# (row key = attribute, database column): rows are keyed by the model's attribute names
+ROW_COLUMNS = [(a.key, a.columns[0].name) for a in Reproducibility.__mapper__.column_attrs
+               if a.key not in ("id", "computed_at")]
 
 
 def json_text(column: Any) -> Any:
@@ -75,7 +77,7 @@ def write_rows(db: Database, rows: Sequence[dict[str, Any]]) -> None:
     """Replace the table in one transaction: readers see the old rows or the new, never half."""
     table = Reproducibility.__table__
     json_cols = {c.name for c in table.columns if isinstance(c.type, JSON)}
-    names = ROW_COLUMNS + ["computed_at"]
+    names = [col for _, col in ROW_COLUMNS] + ["computed_at"]
     binds = [bindparam(n, type_=DateTime(timezone=True)) if n == "computed_at" else bindparam(n, type_=_JsonText())
              if n in json_cols else bindparam(n) for n in names]
     stmt = text(f"INSERT INTO {table.name} ({', '.join(names)}) VALUES ({', '.join(':' + n for n in names)})"
@@ -84,6 +86,7 @@ def write_rows(db: Database, rows: Sequence[dict[str, Any]]) -> None:
     with db.session() as s:
         s.execute(delete(table))
         for i in range(0, len(rows), 5000):
-            chunk = [{**{n: (dump_json(r[n]) if n in json_cols else r[n]) for n in ROW_COLUMNS}, "computed_at": now}
+            chunk = [{**{col: (dump_json(r[key]) if col in json_cols else r[key]) for key, col in ROW_COLUMNS},
+                      "computed_at": now}
                      for r in rows[i:i + 5000]]
             s.execute(stmt, chunk)

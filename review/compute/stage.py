@@ -21,6 +21,7 @@ from review.db.models import Codebase, Paper, PaperLabel, RuleSet
 from review.db.session import Database
 from review.errors import ReviewError, RuleFileError
 from review.log import get_logger
+from review.metric import metric_of
 from review.progress import progress
 from review.runs import record_run
 from review.settings import ComputeSettings, Settings
@@ -30,8 +31,9 @@ log = get_logger("compute")
 
 @dataclass
 class ComputeResult:
+    metric: str = ""  # the metric's name, as texts write it
     papers: int = 0
-    rouge_papers: int = 0
+    metric_papers: int = 0
     reproducible: int = 0
     software_error: int = 0
     by_source: dict[str, int] = field(default_factory=dict)
@@ -48,7 +50,7 @@ class ComputeResult:
 
     def summary(self) -> str:
         verb = "would compute" if self.dry_run else "computed"
-        return (f"{verb} {self.papers} papers: {self.rouge_papers} compute ROUGE, {self.reproducible} reproducible, "
+        return (f"{verb} {self.papers} papers: {self.metric_papers} compute {self.metric or 'the metric'}, {self.reproducible} reproducible, "
                 f"{self.software_error} cite software with scoring errors"
                 + ("; unchanged, stored labels kept" if self.unchanged else ""))
 
@@ -106,13 +108,13 @@ def gather_inputs(session: Session, settings: ComputeSettings, configured: tuple
         if pid in inputs:
             inputs[pid].human, inputs[pid].disputed = human.answers, human.disputed
     rows = session.execute(select(Codebase.id, Codebase.paper_id, Codebase.url, Codebase.official,
-                                  Codebase.code_rouge_prelim, Codebase.scan_outcome, Codebase.packages,
+                                  Codebase.code_metric_prelim, Codebase.scan_outcome, Codebase.packages,
                                   Codebase.anti_features))
     for cid, pid, url, official, prelim, scan_outcome, packages, anti in rows:
         if pid not in inputs:
             continue
         human = by_code.get(cid, Human())
-        inputs[pid].codes.append(CodeInput(url=url, official=official, code_rouge_prelim=prelim,
+        inputs[pid].codes.append(CodeInput(url=url, official=official, code_metric_prelim=prelim,
                                            scanned=scan_outcome == "ok", packages=list(packages or []),
                                            anti_features=list(anti or []), human=human.answers,
                                            disputed=human.disputed))
@@ -126,8 +128,9 @@ def run_compute(db: Database, settings: Settings, *, dry_run: bool = False, forc
     kept, so their `run_id` still names the run that made them and a following export is
     byte-identical to the previous one. `force` rewrites them anyway.
     """
+    metric = metric_of(settings)
     catalog = load_catalog(settings.compute.packages, settings)
-    result = ComputeResult(dry_run=dry_run, packages_sha256=catalog.sha256)
+    result = ComputeResult(metric=metric.name, dry_run=dry_run, packages_sha256=catalog.sha256)
     arguments = {"dry_run": dry_run, **settings.compute.model_dump()}
     with record_run(db, "compute", arguments) as run:
         with db.session() as s:
@@ -139,7 +142,7 @@ def run_compute(db: Database, settings: Settings, *, dry_run: bool = False, forc
         if rule_set is not None:
             result.rule_set = f"{rule_set.name}@{rule_set.sha256[:12]}"
             run.rules_sha256 = rule_set.sha256
-        run.signature.update({"rules": rule_set.name if rule_set else None,
+        run.signature.update({**metric.signature(), "rules": rule_set.name if rule_set else None,
                               "rules_sha256": rule_set.sha256[:12] if rule_set else None,
                               **catalog.signature()})
         rows: list[dict[str, Any]] = []
@@ -155,9 +158,9 @@ def run_compute(db: Database, settings: Settings, *, dry_run: bool = False, forc
                 by_source[row["label_source"]] += 1
                 bar.advance()
         result.papers = len(rows)
-        result.rouge_papers = sum(1 for r in rows if r["paper_rouge"])
+        result.metric_papers = sum(1 for r in rows if r["paper_metric"])
         result.reproducible = sum(1 for r in rows if r["reproducible"])
-        result.software_error = sum(1 for r in rows if r["paper_rouge"] and r["software_error"] == "true")
+        result.software_error = sum(1 for r in rows if r["paper_metric"] and r["software_error"] == "true")
         result.by_source = dict(sorted(by_source.items()))
         result.unknown_packages = sorted(unknown)
         for name in result.unknown_packages:
@@ -171,7 +174,7 @@ def run_compute(db: Database, settings: Settings, *, dry_run: bool = False, forc
             else:
                 write_rows(db, rows)
         run.count("papers", result.papers)
-        run.count("rouge_papers", result.rouge_papers)
+        run.count("metric_papers", result.metric_papers)
         run.count("reproducible", result.reproducible)
         run.count("software_error", result.software_error)
         for k, v in result.by_source.items():

@@ -479,7 +479,7 @@ def run(settings: Any, gold_path: str | Path, root: str | Path | None) -> CodeEv
     from review.evaluate.code_gold import read_code_gold
     from review.progress import progress
 
-    catalog = load_catalog(settings.code.catalog or None)
+    catalog = load_catalog(settings.code.catalog or None, settings)
     gold = read_code_gold(gold_path, vocabulary(settings, catalog))
     checkouts = locate_checkouts(gold, Path(root).expanduser().resolve() if root else None)
     with progress(len(gold.repos), "scanning gold checkouts") as bar:

@@ -21,8 +21,7 @@ from typing import Any, Iterable
 
 from review.errors import InputFileError
 
-CUSTOM = "custom"
-"""The label of a ROUGE implementation written in the repository itself (CODE_LABELS.md)."""
+CUSTOM = "custom"  # the label of an implementation of the metric written in the repository itself (CODE_LABELS.md)
 
 SET_QUESTIONS = ("packages_used", "packages_present")
 QUESTIONS = (*SET_QUESTIONS, "eval_reproducible")
@@ -130,7 +129,8 @@ def _labels(value: Any, key: str, where: str, vocab: frozenset[str]) -> frozense
         raise CodeGoldError(f"'{key}' must be a list of package labels, not {value!r}", item=where)
     unknown = sorted({v for v in value if v not in vocab})
     if unknown:
-        raise CodeGoldError(f"'{key}': {unknown[0]!r} is not a package label (labels are those of "
-                            f"patterns/code_packages.toml and patterns/packages.toml, plus {CUSTOM!r})", item=where,
-                            hint="labels are case-sensitive, e.g. 'BZ/pyrouge', 'GL/rougescore', 'ROUGE-1.5.5'")
+        known = sorted(vocab - {CUSTOM})
+        raise CodeGoldError(f"'{key}': {unknown[0]!r} is not a package label (labels are those of the metric "
+                            f"folder's code_packages and packages files, plus {CUSTOM!r})", item=where,
+                            hint="labels are case-sensitive, e.g. " + ", ".join(repr(k) for k in known[:3]))
     return frozenset(value)

@@ -155,7 +155,7 @@ def _answers(obj: dict[str, Any], where: str, vocab: dict[str, frozenset[str]]) 
         filled = [q for q in QUESTIONS[1:] if answers.get(q)]
         if filled:
             raise GoldFileError(f"P0 is false, so {', '.join(filled)} must be empty (GOLD.md: the other answers "
-                                "of a paper that does not compute ROUGE are empty)", item=where)
+                                "of a paper that does not compute the metric are empty)", item=where)
     return answers
 
 

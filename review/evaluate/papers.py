@@ -119,7 +119,7 @@ def label_items(gold: GoldFile, texts: Mapping[str, str], ruleset: RuleSet) -> l
     out = []
     for p in gold.papers:
         result = check_text(texts[p.id], ruleset, max_per_rule=sys.maxsize, engine=engine)
-        proposed = {"P0": result.computes_rouge, "P1": list(result.params), "P2": list(result.variants),
+        proposed = {"P0": result.computes, "P1": list(result.params), "P2": list(result.variants),
                     "P3": list(result.protocol), "P4": list(result.packages), "code_urls": list(result.code_urls)}
         matches = [{"rule": e.rule, "kind": e.kind, "label": e.label, "match": e.match, "start": e.start,
                     "snippet": e.snippet} for e in result.evidence]

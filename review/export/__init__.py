@@ -23,6 +23,7 @@ from review.errors import ConfigError, InputFileError
 from review.export import dataset as ds
 from review.export import figures, manifest, prisma, report, stats
 from review.log import get_logger
+from review.metric import metric_of
 from review.redact import redact
 from review.runs import record_run
 from review.settings import Settings
@@ -41,20 +42,23 @@ class ExportResult:
     figures: list[Path] = field(default_factory=list)
     dataset: Path | None = None
     papers: int = 0
-    rouge_papers: int = 0
+    metric_papers: int = 0
     reproducible: int = 0
     run_id: int | None = None
     warnings: list[str] = field(default_factory=list)
+    metric: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {"out_dir": str(self.out_dir), "files": [str(f) for f in self.files],
                 "report": str(self.report) if self.report else None, "figures": [str(f) for f in self.figures],
                 "dataset": str(self.dataset) if self.dataset else None, "papers": self.papers,
-                "rouge_papers": self.rouge_papers, "reproducible": self.reproducible, "run_id": self.run_id,
+                "metric": self.metric, "metric_papers": self.metric_papers, "reproducible": self.reproducible,
+                "run_id": self.run_id,
                 "warnings": self.warnings}
 
     def summary(self) -> str:
-        return (f"exported {self.papers} papers ({self.rouge_papers} compute ROUGE, {self.reproducible} reproducible) "
+        return (f"exported {self.papers} papers ({self.metric_papers} compute {self.metric or 'the metric'}, "
+                f"{self.reproducible} reproducible) "
                 f"to {self.out_dir}: {len(self.files)} files")
 
 
@@ -86,8 +90,9 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputFileError(f"cannot create the output folder: {exc.strerror}", item=str(out)) from None
+    metric = metric_of(settings)
     catalog = load_catalog(settings.compute.packages, settings)
-    result = ExportResult(out_dir=out)
+    result = ExportResult(out_dir=out, metric=metric.name)
     with record_run(db, "export", {"format": fmt, "out": str(out), "time": time}) as run:
         with db.session() as s:
             records = ds.read_records(s)
@@ -104,15 +109,15 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
             log.warning(w)
 
         stamp, stamp_source = manifest.manifest_time(time or settings.export.time or None, runs)
-        fig1 = stats.figure1(records, settings.compute, settings.export)
+        fig1 = stats.figure1(records, settings.compute, settings.export, metric=metric, catalog=catalog)
         per_year = stats.figure3(records)
         packages = stats.package_table(records, catalog, settings.compute)
         totals = stats.package_totals(packages)
-        codebases = sum(len(r.values["code_urls"]) for r in records if r.values["paper_rouge"] is True)
-        compare = stats.comparison(fig1, prisma_counts, packages, codebases)
-        flow = prisma.prisma_rows(prisma_counts)
+        codebases = sum(len(r.values["code_urls"]) for r in records if r.values["paper_metric"] is True)
+        compare = stats.comparison(fig1, prisma_counts, packages, codebases, metric.published)
+        flow = prisma.prisma_rows(prisma_counts, metric)
 
-        files: list[Path] = [ds.write_dataset(records, out, fmt)]
+        files: list[Path] = [ds.write_dataset(records, out, fmt, metric)]
         files.append(_write(out / "statistics.csv", ds.csv_text(
             ["name", "description", "count", "denominator", "share", "ci_low", "ci_high"],
             [list(s.as_dict().values()) for s in fig1])))
@@ -125,9 +130,9 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
         files.append(_write(out / "prisma.csv", ds.csv_text(["stage", "box", "count"], flow)))
         files.append(_write(out / "comparison.csv", ds.csv_text(
             ["statistic", "paper_wording", "unit", "published", "this_run"], [list(c.values()) for c in compare])))
-        figs = {"figure1": figures.figure1_chart(fig1, out / "figure1"),
-                "figure3": figures.figure3_chart(per_year, out / "figure3"),
-                "prisma": figures.prisma_chart(prisma_counts, out / "prisma")}
+        figs = {"figure1": figures.figure1_chart(fig1, out / "figure1", metric),
+                "figure3": figures.figure3_chart(per_year, out / "figure3", metric),
+                "prisma": figures.prisma_chart(prisma_counts, out / "prisma", metric)}
         for paths in figs.values():
             files += paths
             result.figures += paths
@@ -143,6 +148,7 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
             "signature": signature.format(),
             "database": {"dialect": db.dialect, "schema": schema, "counts": counts},
             "rule_sets": rule_sets,
+            "metric": {"name": metric.id, "sha256": metric.sha256},
             "packages_catalog": {"path": Path(catalog.path).name, "sha256": catalog.sha256},
             "runs": runs,
             "settings": {"compute": settings.compute.model_dump(),
@@ -154,7 +160,7 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
         _write(report_path, report.build_report(
             stats=fig1, comparison=compare, per_year=per_year, packages=packages, package_totals=totals,
             prisma=flow, manifest=info, figures={k: [p for p in v if p.suffix == ".svg"][0] for k, v in figs.items()},
-            files=[f.name for f in files] + ["manifest.json"], disputed=ds.disputed(records)))
+            files=[f.name for f in files] + ["manifest.json"], disputed=ds.disputed(records), metric=metric))
         files.append(report_path)
         info["files"] = {f.name: _sha256(f) for f in files}
         files.append(_write(out / "manifest.json", _json(info)))
@@ -162,9 +168,9 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
         result.files, result.report = files, report_path
         result.dataset = files[0]
         result.papers = len(records)
-        result.rouge_papers = next(s.count for s in fig1 if s.name == "rouge_papers")
+        result.metric_papers = fig1[0].count  # the papers that compute the metric
         result.reproducible = next(s.count for s in fig1 if s.name == "reproducible")
-        run.signature.update(signature.as_dict())
+        run.signature.update({**metric.signature(), **signature.as_dict()})
         run.count("papers", result.papers)
         run.count("files", len(files))
         run.summary = result.summary()

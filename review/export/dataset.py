@@ -1,5 +1,10 @@
 """The dataset: the released Rogue Scores columns (§6) in their order, then ours.
 
+Four released columns name the metric (`paper_<column>`, `paper_<column>_prelim`,
+`code_<column>`, `code_<column>_prelim`); rows hold them as `paper_metric` ... and the
+writers name them with the metric folder's `column` word, so the ROUGE review writes
+exactly the released names and another metric its own.
+
 Rows are read with one joined query and sorted by `paper_ident`, and every value has one
 fixed text form, so the same database always gives the same bytes. Lists stay lists in
 JSONL and Parquet and are JSON text in CSV; booleans are `true`/`false`, unknown is empty
@@ -25,13 +30,14 @@ from sqlalchemy.orm import Session
 from review.compute import json_text, parse_json
 from review.db.models import Document, Paper, PaperLabel, PaperText, Reproducibility, RuleSet
 from review.importer.text_source import PDF, label_of
+from review.metric import Metric, default_metric
 from review.redact import RedactingWriter, redact_value
 
 RELEASED_COLUMNS = [
     "paper_ident", "paper_url", "paper_author", "paper_title", "paper_venue", "paper_year", "paper_month",
-    "paper_booktitle", "paper_address", "paper_publisher", "paper_pages", "paper_rouge", "paper_rouge_prelim",
-    "paper_params", "paper_protocol", "paper_packages", "paper_variants", "code_url", "code_rouge",
-    "code_rouge_prelim", "code_packages", "packages", "software_error", "reproducible", "error_download",
+    "paper_booktitle", "paper_address", "paper_publisher", "paper_pages", "paper_metric", "paper_metric_prelim",
+    "paper_params", "paper_protocol", "paper_packages", "paper_variants", "code_url", "code_metric",
+    "code_metric_prelim", "code_packages", "packages", "software_error", "reproducible", "error_download",
     "error_extract",
 ]
 EXTRA_COLUMNS = [
@@ -42,7 +48,7 @@ COLUMNS = RELEASED_COLUMNS + EXTRA_COLUMNS
 
 LIST_COLUMNS = {"paper_author", "paper_protocol", "paper_packages", "paper_variants", "code_packages", "packages",
                 "paper_param_strings", "code_urls"}
-BOOL_COLUMNS = {"paper_rouge", "paper_rouge_prelim", "paper_params", "code_rouge", "code_rouge_prelim",
+BOOL_COLUMNS = {"paper_metric", "paper_metric_prelim", "paper_params", "code_metric", "code_metric_prelim",
                 "software_error", "reproducible", "has_code", "r1", "r2", "r3"}
 INT_COLUMNS = {"paper_year"}
 JSON_COLUMNS = {"label_sources"}
@@ -72,8 +78,8 @@ def read_records(session: Session) -> list[Record]:
     q = (
         select(Paper.ident, Paper.url, J(Paper.authors), Paper.title, Paper.venue, Paper.year, Paper.month,
                Paper.booktitle, Paper.address, Paper.publisher, Paper.pages, Paper.source, Paper.doi, Paper.pdf_url,
-               R.paper_rouge, R.paper_rouge_prelim, R.paper_params, J(R.protocol), J(R.paper_packages), J(R.variants),
-               R.code_url, R.code_rouge, R.code_rouge_prelim, J(R.code_packages), J(R.packages), R.software_error,
+               R.paper_metric, R.paper_metric_prelim, R.paper_params, J(R.protocol), J(R.paper_packages), J(R.variants),
+               R.code_url, R.code_metric, R.code_metric_prelim, J(R.code_packages), J(R.packages), R.software_error,
                R.reproducible, J(R.params), R.has_code, J(R.code_urls), R.r1, R.r2, R.r3, R.category, R.label_source,
                J(R.sources), RuleSet.sha256, R.id,
                Document.outcome, Document.reason, PaperText.outcome, PaperText.reason, PaperLabel.extra)
@@ -90,7 +96,7 @@ def read_records(session: Session) -> list[Record]:
     P = parse_json
     for row in session.execute(q):
         (ident, url, authors, title, venue, year, month, booktitle, address, publisher, pages, source, doi, pdf_url,
-         rouge, prelim, params, protocol, ppk, variants, code_url, code_rouge, code_prelim, code_pk, packages,
+         computes, prelim, params, protocol, ppk, variants, code_url, code_metric, code_prelim, code_pk, packages,
          sw_error, reproducible, param_strings, has_code, code_urls, r1, r2, r3, category, label_source, sources,
          rules_sha, rid, doc_outcome, doc_reason, text_outcome, text_reason, label_extra) = row
         used = label_of((label_extra or {}).get("text_source"), (label_extra or {}).get("text_version"))
@@ -102,10 +108,10 @@ def read_records(session: Session) -> list[Record]:
             "paper_ident": ident, "paper_url": url, "paper_author": list(authors or []), "paper_title": title,
             "paper_venue": venue, "paper_year": year, "paper_month": month, "paper_booktitle": booktitle,
             "paper_address": address, "paper_publisher": publisher, "paper_pages": pages,
-            "paper_rouge": rouge, "paper_rouge_prelim": prelim, "paper_params": params,
+            "paper_metric": computes, "paper_metric_prelim": prelim, "paper_params": params,
             "paper_protocol": list(protocol or []), "paper_packages": list(ppk or []),
-            "paper_variants": list(variants or []), "code_url": code_url, "code_rouge": code_rouge,
-            "code_rouge_prelim": code_prelim, "code_packages": list(code_pk or []), "packages": list(packages or []),
+            "paper_variants": list(variants or []), "code_url": code_url, "code_metric": code_metric,
+            "code_metric_prelim": code_prelim, "code_packages": list(code_pk or []), "packages": list(packages or []),
             "software_error": _tri(sw_error), "reproducible": reproducible,
             "error_download": (doc_reason or "failed") if doc_outcome == "failed" else None,
             "error_extract": (text_reason or "failed") if text_outcome == "failed" else None,
@@ -142,26 +148,33 @@ def _csv_value(column: str, value: Any) -> str:
     return str(value)
 
 
-def write_csv(records: Iterable[Record], path: Path) -> None:
+def headers(metric: Metric) -> list[str]:
+    """The column names written: ours, with the metric's word where they name the metric."""
+    return [metric.column_name(c) for c in COLUMNS]
+
+
+def write_csv(records: Iterable[Record], path: Path, metric: Metric) -> None:
     with path.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(RedactingWriter(fh), lineterminator="\n")  # type: ignore[arg-type]
-        writer.writerow(COLUMNS)
+        writer.writerow(headers(metric))
         for rec in records:
             writer.writerow([_csv_value(c, rec.values[c]) for c in COLUMNS])
 
 
-def write_jsonl(records: Iterable[Record], path: Path) -> None:
+def write_jsonl(records: Iterable[Record], path: Path, metric: Metric) -> None:
+    names = dict(zip(COLUMNS, headers(metric)))
     with path.open("w", encoding="utf-8", newline="\n") as raw:
         fh = RedactingWriter(raw)
         for rec in records:
-            fh.write(json.dumps({c: rec.values[c] for c in COLUMNS}, ensure_ascii=False, sort_keys=False,
+            fh.write(json.dumps({names[c]: rec.values[c] for c in COLUMNS}, ensure_ascii=False, sort_keys=False,
                                 separators=(",", ":")) + "\n")
 
 
-def write_parquet(records: list[Record], path: Path) -> None:
+def write_parquet(records: list[Record], path: Path, metric: Metric) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    names = dict(zip(COLUMNS, headers(metric)))
     fields = []
     for c in COLUMNS:
         if c in LIST_COLUMNS:
@@ -172,24 +185,23 @@ def write_parquet(records: list[Record], path: Path) -> None:
             typ = pa.int64()
         else:
             typ = pa.string()
-        fields.append(pa.field(c, typ))
+        fields.append(pa.field(names[c], typ))
     schema = pa.schema(fields)
     columns = {}
     for c in COLUMNS:
         if c in JSON_COLUMNS:
-            columns[c] = [None if r.values[c] is None else json.dumps(r.values[c], sort_keys=True) for r in records]
+            values = [None if r.values[c] is None else json.dumps(r.values[c], sort_keys=True) for r in records]
         else:
-            columns[c] = [r.values[c] for r in records]
-        if c not in BOOL_COLUMNS and c not in INT_COLUMNS:
-            columns[c] = redact_value(columns[c])
+            values = [r.values[c] for r in records]
+        columns[names[c]] = values if c in BOOL_COLUMNS or c in INT_COLUMNS else redact_value(values)
     table = pa.table(columns, schema=schema)
     pq.write_table(table, path, compression="zstd")
 
 
-def write_dataset(records: list[Record], out_dir: Path, fmt: str) -> Path:
+def write_dataset(records: list[Record], out_dir: Path, fmt: str, metric: Metric | None = None) -> Path:
     """Write `dataset.<fmt>` and return its path."""
     path = out_dir / f"dataset.{fmt}"
-    {"csv": write_csv, "jsonl": write_jsonl, "parquet": write_parquet}[fmt](records, path)
+    {"csv": write_csv, "jsonl": write_jsonl, "parquet": write_parquet}[fmt](records, path, metric or default_metric())
     return path
 
 

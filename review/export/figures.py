@@ -15,7 +15,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from review.compute import CATEGORIES
-from review.export.stats import PUBLISHED, Stat
+from review.export.stats import Stat
+from review.metric import Metric, default_metric
 
 RC = {"svg.hashsalt": "review-export", "svg.fonttype": "path", "font.family": "DejaVu Sans", "font.size": 9,
       "path.simplify": True}
@@ -23,10 +24,15 @@ COLORS = {CATEGORIES[0]: "#2b8a3e", CATEGORIES[1]: "#c92a2a", CATEGORIES[2]: "#a
 
 
 SHORT = {
-    "reproducible": "reproducible (R1/R2/R3)", "release_code": "release code", "code_with_rouge":
-    "code with ROUGE evaluation", "bootstrapping": "significance testing", "list_parameters": "list parameters",
+    "reproducible": "reproducible (R1/R2/R3)", "release_code": "release code", "code_with_metric": None,
+    "bootstrapping": "significance testing", "list_parameters": "list parameters",
     "cite_package": "cite a package", "software_error_share": "citations with scoring errors",
 }
+
+
+def short_labels(metric: Metric) -> dict[str, str]:
+    """Figure 1's bar labels by statistic name, in the metric's words."""
+    return {metric.stat_name(k): v if v is not None else metric.text("code_evaluation") for k, v in SHORT.items()}
 
 
 def save(fig: Figure, stem: Path) -> list[Path]:
@@ -38,32 +44,38 @@ def save(fig: Figure, stem: Path) -> list[Path]:
     return [png, svg]
 
 
-def figure1_chart(stats: list[Stat], stem: Path) -> list[Path]:
-    published = {name: value for name, _, value, unit in PUBLISHED if unit == "share"}
-    shown = [s for s in stats if s.denominator and s.name in published]
+def figure1_chart(stats: list[Stat], stem: Path, metric: Metric | None = None) -> list[Path]:
+    """The shares the reference study published, this run's next to them; without published
+    figures (a metric nobody reviewed before), the headline shares alone."""
+    metric = metric or default_metric()
+    short = short_labels(metric)
+    published = {p.statistic: p.value for p in metric.published if p.unit == "share"}
+    shown = [s for s in stats if s.denominator and (s.name in published if published else s.name in short)]
     with matplotlib.rc_context(RC):
         fig = Figure(figsize=(8, 0.45 * max(len(shown), 1) + 1.6))
         ax = fig.subplots()
-        labels = [SHORT.get(s.name, s.name) for s in shown]
+        labels = [short.get(s.name, s.name) for s in shown]
         ys = list(range(len(shown)))[::-1]
         values = [100 * (s.share or 0) for s in shown]
         lows = [100 * ((s.share or 0) - (s.ci_low or 0)) for s in shown]
         highs = [100 * ((s.ci_high or 0) - (s.share or 0)) for s in shown]
         ax.barh(ys, values, color="#1971c2", xerr=[lows, highs], capsize=3, label="this run (95% CI)")
-        ax.scatter([100 * published[s.name] for s in shown], ys, color="#e8590c", marker="D", zorder=3,
-                   label="Rogue Scores (published)")
+        if published:
+            ax.scatter([100 * published[s.name] for s in shown], ys, color="#e8590c", marker="D", zorder=3,
+                       label=metric.text("published_source"))
         for y, s, v in zip(ys, shown, values):
             ax.text(v + 1, y + 0.25, f"{v:.1f}% ({s.count}/{s.denominator})", fontsize=7, va="center")
         ax.set_yticks(ys, labels, fontsize=7)
         ax.set_xlim(0, 118)
         ax.set_xlabel("% of the papers in each statistic's denominator")
-        ax.set_title("Figure 1: ROUGE papers, this run vs published")
+        ax.set_title(metric.text("figure1_title" if published else "figure1_title_alone"))
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, fontsize=7, frameon=False)
         fig.tight_layout()
     return save(fig, stem)
 
 
-def figure3_chart(per_year: list[dict[str, Any]], stem: Path) -> list[Path]:
+def figure3_chart(per_year: list[dict[str, Any]], stem: Path, metric: Metric | None = None) -> list[Path]:
+    metric = metric or default_metric()
     with matplotlib.rc_context(RC):
         fig = Figure(figsize=(8.5, 3.6))
         ax = fig.subplots()
@@ -73,9 +85,9 @@ def figure3_chart(per_year: list[dict[str, Any]], stem: Path) -> list[Path]:
             values = [r[cat] for r in per_year]
             ax.bar(years, values, bottom=bottom, color=COLORS[cat], label=cat)
             bottom = [b + v for b, v in zip(bottom, values)]
-        ax.set_ylabel("ROUGE papers")
+        ax.set_ylabel(metric.text("papers"))
         ax.set_xlabel("publication year")
-        ax.set_title("Figure 3: ROUGE papers per year")
+        ax.set_title(metric.text("figure3_title"))
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
         for label in ax.get_xticklabels():
@@ -84,15 +96,16 @@ def figure3_chart(per_year: list[dict[str, Any]], stem: Path) -> list[Path]:
     return save(fig, stem)
 
 
-def prisma_chart(counts: dict[str, Any], stem: Path) -> list[Path]:
+def prisma_chart(counts: dict[str, Any], stem: Path, metric: Metric | None = None) -> list[Path]:
     """Boxes down the middle (what stays), boxes on the right (what leaves)."""
+    metric = metric or default_metric()
     sources = ", ".join(f"{k[len('records_'):]}: {v}" for k, v in counts.items() if k.startswith("records_"))
     main = [
         f"Records identified\n(n = {counts['records']}; {sources or 'none'})",
         f"Papers after duplicates removed\n(n = {counts['papers']})",
         f"Full-text papers\n(n = {counts['full_text']})",
-        f"Screened: mention ROUGE\n(n = {counts['screened']})",
-        f"Included: compute ROUGE\n(n = {counts['included']})",
+        f"{metric.text('prisma_screened')}\n(n = {counts['screened']})",
+        f"{metric.text('prisma_included')}\n(n = {counts['included']})",
     ]
     side = [
         f"Duplicates removed: {counts['duplicates_removed']}\nRemoved/retracted: {counts['removed_or_retracted']}",

@@ -3,7 +3,7 @@
 Each box is a plain count over the tables, so the diagram can be checked by hand:
 records per source (SourceRecord), duplicates removed (records that became no new paper),
 removed/retracted papers, papers without a PDF, without text, awaiting labels, excluded by
-the preliminary `rouge` search, excluded by screening (P0 = no), and included (P0 = yes).
+the preliminary search for the metric, excluded by screening (P0 = no), and included (P0 = yes).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from review.db.models import Paper, SourceRecord
 from review.export.dataset import Record
+from review.metric import Metric, default_metric
 
 
 def prisma_counts(session: Session, records: list[Record]) -> dict[str, Any]:
@@ -27,8 +28,8 @@ def prisma_counts(session: Session, records: list[Record]) -> dict[str, Any]:
     with_pdf = [r for r in records if r.document_ok]
     with_text = [r for r in with_pdf if r.text_ok]
     labeled = [r for r in with_text if r.labeled]
-    screened = [r for r in labeled if r.values["paper_rouge_prelim"] is True]
-    included = [r for r in screened if r.values["paper_rouge"] is True]
+    screened = [r for r in labeled if r.values["paper_metric_prelim"] is True]
+    included = [r for r in screened if r.values["paper_metric"] is True]
     counts.update({
         "records": n_records,
         "duplicates_removed": max(n_records - all_papers, 0),
@@ -46,8 +47,9 @@ def prisma_counts(session: Session, records: list[Record]) -> dict[str, Any]:
     return counts
 
 
-def prisma_rows(counts: dict[str, Any]) -> list[tuple[str, str, int]]:
+def prisma_rows(counts: dict[str, Any], metric: Metric | None = None) -> list[tuple[str, str, int]]:
     """(stage, box, count) rows in flow order, for the CSV and the report."""
+    metric = metric or default_metric()
     rows = [("identification", f"records from {k[len('records_'):]}", v) for k, v in counts.items()
             if k.startswith("records_")]
     rows += [
@@ -62,6 +64,6 @@ def prisma_rows(counts: dict[str, Any]) -> list[tuple[str, str, int]]:
         ("screening", "excluded by the preliminary search", counts["excluded_prelim"]),
         ("screening", "screened (P0)", counts["screened"]),
         ("screening", "excluded by screening", counts["excluded_screening"]),
-        ("included", "papers that compute ROUGE", counts["included"]),
+        ("included", metric.text("included"), counts["included"]),
     ]
     return rows

@@ -8,6 +8,7 @@ from typing import Any, Iterable, Sequence
 
 from review.compute import CATEGORIES
 from review.export.stats import Stat
+from review.metric import Metric, default_metric
 
 CSS = """
 body{font-family:system-ui,-apple-system,'DejaVu Sans',sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#212529}
@@ -54,21 +55,24 @@ def inline_svg(path: Path) -> str:
 def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_year: list[dict[str, Any]],
                  packages: list[dict[str, Any]], package_totals: dict[str, Any], prisma: list[tuple[str, str, int]],
                  manifest: dict[str, Any], figures: dict[str, Path], files: list[str],
-                 disputed: list[tuple[str, list[str]]] | None = None) -> str:
+                 disputed: list[tuple[str, list[str]]] | None = None, metric: Metric | None = None) -> str:
     m = manifest
+    metric = metric or default_metric()
+    title = html.escape(metric.text("report_title"))
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-        "<title>Rogue Scores rerun: report</title>", f"<style>{CSS}</style></head><body>",
-        "<h1>Rogue Scores rerun</h1>",
+        f"<title>{title}: report</title>", f"<style>{CSS}</style></head><body>",
+        f"<h1>{title}</h1>",
         f'<p class="small">review {html.escape(m["version"])} · data time {html.escape(str(m["time"]))} · '
         f'signature <code>{html.escape(m["signature"])}</code></p>',
         "<p>Labels rest on human decisions where they exist and on the automated rules otherwise; "
         "the dataset's <code>label_source</code> column says which for every paper.</p>",
-        "<h2>This run against the published figures</h2>",
+        "<h2>This run against the published figures</h2>" if comparison else "",
         table(["statistic", "in the paper", "published", "this run"],
               [(c["statistic"], c["paper_wording"],
                 _pct(c["published"]) if c["unit"] == "share" else c["published"],
-                _pct(c["this_run"]) if c["unit"] == "share" else c["this_run"]) for c in comparison]),
+                _pct(c["this_run"]) if c["unit"] == "share" else c["this_run"]) for c in comparison])
+        if comparison else "",
         disputed_section(disputed or []),
         "<h2>Figure 1 statistics</h2>",
         f'<p class="small">Bootstrap {m["settings"]["export"]["confidence"]:.0%} intervals, '
@@ -77,12 +81,12 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
               [(s.name, s.description, s.count, s.denominator, _pct(s.share), _pct(s.ci_low), _pct(s.ci_high))
                for s in stats]),
         inline_svg(figures["figure1"]),
-        "<h2>Figure 3: ROUGE papers per year</h2>",
+        f"<h2>{html.escape(metric.text('figure3_title'))}</h2>",
         table(["year", *CATEGORIES, "total"], [("" if r["year"] is None else str(r["year"]), *[r[c] for c in CATEGORIES], r["total"])
                                                    for r in per_year]),
         inline_svg(figures["figure3"]),
         "<h2>Packages</h2>",
-        f'<p>{package_totals["citations"]} package citations in ROUGE papers (paper or code); '
+        f'<p>{package_totals["citations"]} package citations in {html.escape(metric.text("papers"))} (paper or code); '
         f'{package_totals["with_software_error"]} of them ({_pct(package_totals["software_error_share"])}) name a '
         f'package with scoring errors; {package_totals["unknown_correctness"]} name one whose correctness is unknown.</p>',
         table(["package", "kind", "software error", "counts as package", "papers (paper)", "papers (code)",

@@ -17,8 +17,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from review.compute import CATEGORIES, GITHUB_ROUGE, UNKNOWN_PYROUGE, Catalog
+from review.compute import CATEGORIES, Catalog, counts_as_package
 from review.export.dataset import Record
+from review.metric import Metric, Published, default_metric
 from review.settings import ComputeSettings, ExportSettings
 
 
@@ -55,22 +56,20 @@ def bootstrap_ci(name: str, count: int, n: int, settings: ExportSettings) -> tup
     return round(float(low), 6), round(float(high), 6)
 
 
-def counts_as_package(label: str, settings: ComputeSettings) -> bool:
-    if label == UNKNOWN_PYROUGE:
-        return settings.unknown_pyrouge_counts
-    if label == GITHUB_ROUGE:
-        return settings.github_rouge_counts
-    return True
+def metric_rows(records: list[Record]) -> list[dict[str, Any]]:
+    return [r.values for r in records if r.values["paper_metric"] is True]
 
 
-def rouge_rows(records: list[Record]) -> list[dict[str, Any]]:
-    return [r.values for r in records if r.values["paper_rouge"] is True]
+def figure1(records: list[Record], compute: ComputeSettings, export: ExportSettings, *,
+            metric: Metric | None = None, catalog: Catalog | None = None) -> list[Stat]:
+    """The Figure 1 headline results (denominator: the papers that compute the metric).
 
-
-def figure1(records: list[Record], compute: ComputeSettings, export: ExportSettings) -> list[Stat]:
-    """The Figure 1 headline results (denominator: the papers that compute ROUGE)."""
-    rows = rouge_rows(records)
+    Statistic names and descriptions are the metric's (`<column>_papers`, "papers that
+    compute <name> (P0)"); `catalog` names the no-configuration packages in R2's."""
+    m = metric or default_metric()
+    rows = metric_rows(records)
     n = len(rows)
+    no_config = ", ".join(catalog.no_config_labels) if catalog and catalog.no_config_labels else "none"
 
     def cites(row: dict[str, Any], key: str) -> bool:
         return any(counts_as_package(p, compute) for p in row[key])
@@ -83,32 +82,29 @@ def figure1(records: list[Record], compute: ComputeSettings, export: ExportSetti
         return Stat(name, description, k, len(base), low, high)
 
     stats = [
-        Stat("rouge_papers", "papers that compute ROUGE (P0)", n, None),
+        Stat(m.stat_name("metric_papers"), m.text("stat_papers"), n, None),
         share("reproducible", "basically reproducible (R1 or R2 or R3)", lambda r: r["reproducible"] is True),
         share("release_code", "release code (incl. incomplete) (C0)", lambda r: r["has_code"] is True),
-        share("code_with_rouge", "release code with ROUGE evaluation (code_rouge_prelim)",
-              lambda r: r["code_rouge_prelim"] is True),
-        share("bootstrapping", "perform ROUGE significance testing / bootstrapping (P3)",
-              lambda r: "bootstrapping" in r["paper_protocol"]),
-        share("list_parameters", "list ROUGE parameters (P1)", lambda r: r["paper_params"] is True),
-        share("cite_package", "cite a ROUGE package, incl. unofficial (P4)", lambda r: cites(r, "paper_packages")),
+        share(m.stat_name("code_with_metric"), m.text("stat_code"), lambda r: r["code_metric_prelim"] is True),
+        share("bootstrapping", m.text("stat_bootstrapping"), lambda r: "bootstrapping" in r["paper_protocol"]),
+        share("list_parameters", m.text("stat_list_parameters"), lambda r: r["paper_params"] is True),
+        share("cite_package", m.text("stat_cite_package"), lambda r: cites(r, "paper_packages")),
         share("software_error_share", "papers citing a package (paper or code) whose packages have scoring errors",
               lambda r: r["software_error"] is True, among=lambda r: cites(r, "packages")),
         share("incorrect_software", "cite software with scoring errors (paper or code)",
               lambda r: r["software_error"] is True),
         share("r1", "R1: cite a package and list parameters", lambda r: r["r1"] is True),
-        share("r2", "R2: cite a no-configuration package (MS/rouge, GL/seq2seq)", lambda r: r["r2"] is True),
-        share("r3", "R3: codebase with a complete ROUGE evaluation (C2)", lambda r: r["r3"] is True),
-        share("human_reviewed", "ROUGE papers whose labels rest entirely on human decisions",
-              lambda r: r["label_source"] == "human"),
+        share("r2", m.text("stat_r2", no_config=no_config), lambda r: r["r2"] is True),
+        share("r3", m.text("stat_r3"), lambda r: r["r3"] is True),
+        share("human_reviewed", m.text("stat_human_reviewed"), lambda r: r["label_source"] == "human"),
     ]
     return stats
 
 
 def figure3(records: list[Record]) -> list[dict[str, Any]]:
-    """ROUGE papers per publication year, one count per Figure 3 series."""
+    """Papers that compute the metric per publication year, one count per Figure 3 series."""
     per_year: dict[Any, Counter[str]] = defaultdict(Counter)
-    for r in rouge_rows(records):
+    for r in metric_rows(records):
         per_year[r["paper_year"]][r["figure3_category"] or CATEGORIES[2]] += 1
     years = sorted(per_year, key=lambda y: (y is None, y or 0))
     return [{"year": y, **{c: per_year[y][c] for c in CATEGORIES}, "total": sum(per_year[y].values())}
@@ -116,11 +112,11 @@ def figure3(records: list[Record]) -> list[dict[str, Any]]:
 
 
 def package_table(records: list[Record], catalog: Catalog, compute: ComputeSettings) -> list[dict[str, Any]]:
-    """Per package: ROUGE papers citing it in the paper, in the code, either; its correctness."""
+    """Per package: papers (computing the metric) citing it in the paper, in the code, either; its correctness."""
     paper: Counter[str] = Counter()
     code: Counter[str] = Counter()
     either: Counter[str] = Counter()
-    for r in rouge_rows(records):
+    for r in metric_rows(records):
         paper.update(r["paper_packages"])
         code.update(r["code_packages"])
         either.update(r["packages"])
@@ -148,35 +144,15 @@ def package_totals(table: list[dict[str, Any]]) -> dict[str, Any]:
             "software_error_share": round(wrong / total, 6) if total else None}
 
 
-# The paper's own numbers (spec §1 and §4), for the side-by-side table.
-PUBLISHED: list[tuple[str, str, float, str]] = [
-    # (our statistic, how the paper words it, value, unit)
-    ("records", "citations collected", 110689, "count"),
-    ("full_text", "full-text papers", 100582, "count"),
-    ("rouge_papers", "papers that compute ROUGE", 2834, "count"),
-    ("codebases", "linked codebases", 831, "count"),
-    ("reproducible", "reproducible", 0.20, "share"),
-    ("release_code", "release code (incl. incomplete)", 0.33, "share"),
-    ("code_with_rouge", "release code with ROUGE evaluation", 0.12, "share"),
-    ("bootstrapping", "ROUGE significance testing / bootstrapping", 0.06, "share"),
-    ("list_parameters", "list ROUGE parameters", 0.05, "share"),
-    ("cite_package", "cite a ROUGE package (incl. unofficial)", 0.35, "share"),
-    ("software_error_share", "package citations with scoring errors", 0.76, "share"),
-    ("incorrect_software", "papers citing incorrect software", 755, "count"),
-    ("package:MS/rouge", "cite incorrect MS/rouge", 221, "count"),
-    ("package:GL/rougescore", "cite incorrect GL/rougescore", 183, "count"),
-    ("package:BZ/pyrouge", "cite incorrect BZ/pyrouge", 125, "count"),
-    ("package:PT/rouge", "cite incorrect PT/rouge", 70, "count"),
-]
-
-
 def comparison(stats: list[Stat], prisma: dict[str, Any], packages: list[dict[str, Any]],
-               codebases: int) -> list[dict[str, Any]]:
-    """This run's value next to the published one, for each published figure."""
+               codebases: int, published_figures: tuple[Published, ...] = ()) -> list[dict[str, Any]]:
+    """This run's value next to the published one, for each figure the metric's reference
+    study published (the metric folder's `[[published]]`)."""
     by_name = {s.name: s for s in stats}
     by_pkg = {p["package"]: p for p in packages}
     out = []
-    for name, wording, published, unit in PUBLISHED:
+    for fig in published_figures:
+        name, wording, published, unit = fig.statistic, fig.wording, fig.value, fig.unit
         ours: float | int | None
         if name.startswith("package:"):
             row = by_pkg.get(name.split(":", 1)[1])
@@ -187,6 +163,8 @@ def comparison(stats: list[Stat], prisma: dict[str, Any], packages: list[dict[st
             ours = prisma["full_text"]
         elif name == "codebases":
             ours = codebases
+        elif name not in by_name:
+            ours = None  # a statistic this release does not compute
         elif unit == "share":
             ours = by_name[name].share
             ours = None if ours is None else round(ours, 6)

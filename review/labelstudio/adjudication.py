@@ -28,11 +28,11 @@ PANEL = ('<Header value="Adjudication: answer the disputed questions below; the 
 Dispute = dict[str, list[tuple[str, Any]]]
 
 
-def adjudication_config(kind: str) -> LabelConfig:
+def adjudication_config(kind: str, settings: Any = None) -> LabelConfig:
     """The review form with the dispute panel at the top."""
-    base = label_config(kind)
+    base = label_config(kind, settings)
     head, sep, rest = base.xml.partition("<View>")
-    return LabelConfig(base.kind, f"{head}{sep}\n  {PANEL}{rest}", base.questions)
+    return LabelConfig(base.kind, f"{head}{sep}\n  {PANEL}{rest}", base.questions, base.no_evidence)
 
 
 def dispute_text(dispute: Dispute) -> str:

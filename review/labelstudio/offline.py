@@ -84,7 +84,7 @@ def import_annotations(db: Database, settings: Settings, path: Path, *, origin: 
                     counts["skipped"] += 1
                     continue
                 ingest(s, origin=origin, kind=kind, item_id=item_id, task_ref=str(t.get("id")),
-                       annotations=t.get("annotations") or [], users={}, config=label_config(kind), seen=seen,
+                       annotations=t.get("annotations") or [], users={}, config=label_config(kind, settings), seen=seen,
                        counts=counts, run_id=run.id)
                 result.tasks += 1
         result.add(counts)

@@ -29,13 +29,14 @@ from review.labelstudio.select import choose, order
 from review.labelstudio.tasks import KINDS, Candidate, build_task, candidates, label_config, ref_of
 from review.resolution import disputes
 from review.log import get_logger
+from review.metric import metric_of
 from review.progress import progress
 from review.runs import record_run
 from review.settings import Settings
 
 log = get_logger("queue")
 
-DEFAULT_TITLES = {"papers": "Rogue Scores: paper review", "code": "Rogue Scores: code review"}
+TITLE_WORDING = {"papers": "project_papers", "code": "project_code"}  # the metric's wording keys of the project titles
 IMPORT_BATCH = 250
 
 
@@ -86,9 +87,10 @@ def _select(db: Database, kind: str, select_: str, n: int | None, seed: int, by:
     return chosen[:limit] if limit else chosen
 
 
-def write_offline(db: Database, kind: str, chosen: list[Candidate], path: Path, adjudication: bool = False) -> int:
+def write_offline(db: Database, kind: str, chosen: list[Candidate], path: Path, adjudication: bool = False,
+                  settings: Settings | None = None) -> int:
     """Label Studio import JSON: a list of {data, predictions} objects."""
-    build = _builder(db, kind, adjudication)
+    build = _builder(db, kind, adjudication, settings)
     tasks = [build(c) for c in chosen]
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -113,13 +115,15 @@ def run_queue(db: Database, settings: Settings, kind: str, *, project: str | Non
     if kind not in KINDS:
         raise ConfigError(f"unknown queue {kind!r}", hint="review queue papers|code")
     adjudication = select_ == "disputed"
-    title = project or DEFAULT_TITLES[kind] + (" (adjudication)" if adjudication else "")
+    metric = metric_of(settings)
+    title = project or metric.text(TITLE_WORDING[kind]) + (" (adjudication)" if adjudication else "")
     args = {"kind": kind, "project": title, "select": select_, "n": n, "seed": seed, "by": by, "order": order_,
             "overlap": overlap, "rule_set": rule_set, "limit": limit, "offline": str(offline) if offline else None,
             "dry_run": dry_run}
     default = 1 if adjudication else settings.label_studio.overlap
     result = QueueResult(kind=kind, project=title, overlap=overlap or default, dry_run=dry_run)
     with record_run(db, f"queue {kind}", args) as run:
+        run.signature.update(metric.signature())
         if kind == "papers" and not rule_set:
             rule_set = default_rule_set(db, settings)
         chosen = _select(db, kind, select_, n, seed, by, order_, rule_set, limit)
@@ -127,13 +131,13 @@ def run_queue(db: Database, settings: Settings, kind: str, *, project: str | Non
         if offline is not None:
             result.offline_file = str(offline)
             if not dry_run:
-                write_offline(db, kind, chosen, offline, adjudication)
+                write_offline(db, kind, chosen, offline, adjudication, settings)
             run.count("exported", len(chosen))
             run.summary = result.summary()
             return result
         client = client or LabelStudioClient.from_settings(settings)
         client.whoami()  # a wrong key or a dead server fails here, before anything is written
-        _sync(db, client, kind, title, chosen, result, overlap, default, adjudication, dry_run, run.id)
+        _sync(db, client, kind, title, chosen, result, overlap, default, adjudication, dry_run, run.id, settings)
         for key in ("imported", "updated", "unchanged"):
             run.count(key, getattr(result, key))
         run.rules_sha256 = chosen[0].model_version if chosen and kind == "papers" and not adjudication else None
@@ -142,10 +146,11 @@ def run_queue(db: Database, settings: Settings, kind: str, *, project: str | Non
 
 
 def _project(db: Database, client: LabelStudioClient, kind: str, title: str, overlap: int | None, default: int,
-             adjudication: bool, dry_run: bool, run_id: int) -> tuple[int | None, int | None, int]:
+             adjudication: bool, dry_run: bool, run_id: int,
+             settings: Settings | None = None) -> tuple[int | None, int | None, int]:
     """(Label Studio project id, HumanProject id, reviewers per task), creating either when
     missing. An existing project keeps its reviewers per task unless `overlap` is given."""
-    config = adjudication_config(kind) if adjudication else label_config(kind)
+    config = adjudication_config(kind, settings) if adjudication else label_config(kind, settings)
     server = this_server(client)
     titled = sorted(pid for pid, p in server.remote.items() if p["title"] == title)
     pid = titled[0] if titled else None
@@ -188,8 +193,9 @@ def _refresh_config(client: LabelStudioClient, pid: int, info: dict[str, Any], x
 
 def _sync(db: Database, client: LabelStudioClient, kind: str, title: str, chosen: list[Candidate],
           result: QueueResult, overlap: int | None, default: int, adjudication: bool, dry_run: bool,
-          run_id: int) -> None:
-    pid, hp_id, result.overlap = _project(db, client, kind, title, overlap, default, adjudication, dry_run, run_id)
+          run_id: int, settings: Settings | None = None) -> None:
+    pid, hp_id, result.overlap = _project(db, client, kind, title, overlap, default, adjudication, dry_run, run_id,
+                                          settings)
     result.project_id = pid
     with db.session() as s:
         hp = s.get(HumanProject, hp_id) if hp_id else None
@@ -201,7 +207,7 @@ def _sync(db: Database, client: LabelStudioClient, kind: str, title: str, chosen
                 remote.setdefault(t.ref, t)
     with db.session() as s:
         known = {t.item_id: t for t in s.scalars(select(HumanTask).where(HumanTask.project_ref == hp_id))} if hp_id else {}
-    build = _builder(db, kind, adjudication)
+    build = _builder(db, kind, adjudication, settings)
     pending: list[tuple[Candidate, dict[str, Any]]] = []
 
     def flush() -> None:
@@ -245,9 +251,10 @@ def _sync(db: Database, client: LabelStudioClient, kind: str, title: str, chosen
             flush()
 
 
-def _builder(db: Database, kind: str, adjudication: bool) -> Callable[[Candidate], dict[str, Any]]:
+def _builder(db: Database, kind: str, adjudication: bool,
+             settings: Settings | None = None) -> Callable[[Candidate], dict[str, Any]]:
     """Builds one item's task: the review task, or the adjudication task with its dispute."""
-    config = adjudication_config(kind) if adjudication else label_config(kind)
+    config = adjudication_config(kind, settings) if adjudication else label_config(kind, settings)
     found: dict[int, Any] = {}
     if adjudication:
         with db.session() as s:

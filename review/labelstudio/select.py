@@ -1,7 +1,7 @@
 """Which items go to reviewers, and in which order.
 
-Selections: `all` (every candidate: rouge_prelim papers, or codebases not excluded by the
-GitHub search), `flagged` (papers the rules flag as computing ROUGE; codebases whose scan
+Selections: `all` (every candidate: prelim papers, or codebases not excluded by the
+GitHub search), `flagged` (papers the rules flag as computing the metric; codebases whose scan
 found a package), `sample` (N at random, reproducible with a seed), `stratified` (N per
 year or venue, seeded), and `disputed` (items whose reviewers tied, for adjudication).
 Orders: `least-certain` (fewest rule matches first: the weakest evidence is the likeliest

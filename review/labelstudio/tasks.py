@@ -22,22 +22,14 @@ from sqlalchemy.orm import Session
 
 from review.db.models import Codebase, CodeFinding, Finding, Paper, PaperLabel, RuleSet
 from review.errors import InputFileError
+from review.labelstudio.configs import render
+from review.metric import default_metric, metric_of
 
 KINDS = ("papers", "code")
-CONFIG_FILES = {"papers": "paper_review.xml", "code": "code_review.xml"}
 OBJECT = "evidence"  # the object tag every question points at
 EVIDENCE_PER_LABEL = 3
 EVIDENCE_MAX = 60
 QUESTION_OF_KIND = {"flag": "P0", "params": "P1", "variant": "P2", "protocol": "P3", "package": "P4"}
-
-
-def annotations_dir() -> Path:
-    """annotations/ in a checkout, review/_annotations inside a wheel."""
-    here = Path(__file__).resolve().parent.parent
-    for candidate in (here.parent / "annotations", here / "_annotations"):
-        if (candidate / CONFIG_FILES["papers"]).is_file():
-            return candidate
-    raise InputFileError("labeling configurations not found", item="annotations/", hint="reinstall the package")
 
 
 @dataclass(frozen=True)
@@ -54,6 +46,7 @@ class LabelConfig:
     kind: str
     xml: str
     questions: dict[str, QuestionSpec]
+    no_evidence: str = "no rule matched"  # the evidence shown when no rule matched beyond the preliminary search
 
     @property
     def scored(self) -> list[str]:
@@ -84,11 +77,17 @@ def _load_config(path: str) -> LabelConfig:
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
-        root = ET.fromstring(text)
     except OSError as exc:
         raise InputFileError(f"cannot read labeling config: {exc.strerror}", item=path) from None
+    return parse_config(text, path)
+
+
+def parse_config(text: str, where: str = "labeling config", no_evidence: str = "no rule matched") -> LabelConfig:
+    """The questions of a labeling configuration: names, choices, and when each is shown."""
+    try:
+        root = ET.fromstring(text)
     except ET.ParseError as exc:
-        raise InputFileError(f"labeling config is not valid XML: {exc}", item=path) from None
+        raise InputFileError(f"labeling config is not valid XML: {exc}", item=where) from None
     questions: dict[str, QuestionSpec] = {}
 
     def walk(el: ET.Element, shown_when: tuple[str, tuple[str, ...]] | None) -> None:
@@ -106,11 +105,21 @@ def _load_config(path: str) -> LabelConfig:
 
     walk(root, None)
     kind = "papers" if "P0" in questions else "code"
-    return LabelConfig(kind, text, questions)
+    return LabelConfig(kind, text, questions, no_evidence)
 
 
-def label_config(kind: str, path: Path | None = None) -> LabelConfig:
-    return _load_config(str(path or annotations_dir() / CONFIG_FILES[kind]))
+def label_config(kind: str, settings: Any = None, path: Path | None = None) -> LabelConfig:
+    """The form of `kind` for the settings' metric (the default metric without settings),
+    generated from its folder and the configured rule file; or the file at `path`."""
+    if path is not None:
+        return _load_config(str(path))
+    metric = metric_of(settings) if settings is not None else default_metric()
+    rules = None
+    if settings is not None and settings.label.rules:
+        from review.metric import data_path
+
+        rules = data_path(settings, settings.label.rules, "rules")
+    return parse_config(render(kind, metric, rules), f"{metric.folder} ({kind})", metric.text("no_evidence"))
 
 
 def ref_of(kind: str, item_id: int) -> str:
@@ -201,7 +210,7 @@ def paper_task(session: Session, cand: Candidate, config: LabelConfig) -> dict[s
             lines.append(f"… {len(findings)} matches in all")
             break
     if not lines:
-        lines.append("no rule matched beyond the word 'rouge'")
+        lines.append(config.no_evidence)
     authors = ", ".join(paper.authors[:6]) + (" et al." if len(paper.authors) > 6 else "")
     meta = (f"{authors} · {paper.venue or '?'} {paper.year or ''} · {paper.booktitle or ''}\n"
             f"automated (rule file {cand.model_version[:12]}): computes={label.computes}; "
@@ -230,7 +239,7 @@ def paper_task(session: Session, cand: Candidate, config: LabelConfig) -> dict[s
 
 def prediction_result(proposed: dict[str, Any], config: LabelConfig) -> list[dict[str, Any]]:
     """Proposed answers as a prediction's result, leaving out what the form would hide
-    (a paper proposed as not computing ROUGE gets no P1-P4 pre-filled)."""
+    (a paper proposed as not computing the metric gets no P1-P4 pre-filled)."""
     result = []
     for name, value in config.shown_only(proposed).items():
         spec = config.questions.get(name)
@@ -246,10 +255,10 @@ def prediction_result(proposed: dict[str, Any], config: LabelConfig) -> list[dic
 # --- codebases
 
 def code_candidates(session: Session) -> list[Candidate]:
-    """Codebases not excluded by the GitHub 'rouge' search (code_rouge_prelim)."""
+    """Codebases not excluded by the GitHub search for the metric's term (code_metric_prelim)."""
     rows = session.execute(
         select(Codebase, Paper.year, Paper.venue, Paper.ident).join(Paper, Paper.id == Codebase.paper_id)
-        .where(Codebase.code_rouge_prelim.is_not(False))).all()
+        .where(Codebase.code_metric_prelim.is_not(False))).all()
     counts = dict(session.execute(select(CodeFinding.codebase_id, func.count()).group_by(CodeFinding.codebase_id)).all())
     shas = dict(session.execute(select(CodeFinding.codebase_id, func.max(CodeFinding.rules_sha256))
                                 .group_by(CodeFinding.codebase_id)).all())

@@ -22,7 +22,7 @@ from review.db.base import utcnow
 from review.db.models import Finding, Paper, PaperLabel, PaperText
 from review.db.models import RuleSet as RuleSetRow
 from review.db.session import Database
-from review.errors import ReviewError
+from review.errors import InputFileError, ReviewError, RuleFileError
 from review.importer import text_source
 from review.log import get_logger
 from review.progress import progress
@@ -77,25 +77,15 @@ class LabelResult:
 
 def resolve_rules(settings: Settings, rules_path: str | Path | None = None,
                   options: Iterable[str] = ()) -> RuleSet:
-    """The rule set a command runs: `--rules`, else `label.rules` from the settings."""
-    if rules_path:
-        path = Path(rules_path)
-    else:
-        path = settings.resolve(settings.label.rules)
-        if not path.exists() and not Path(settings.label.rules).is_absolute():
-            path = shipped_rules(Path(settings.label.rules).name) or path
+    """The rule set a command runs: `--rules`, else `label.rules`, else the metric's rule file."""
+    from review.metric import data_path, find_data_file, metric_of
+
+    try:
+        path = find_data_file(rules_path, prefer=metric_of(settings).folder) if rules_path else \
+            data_path(settings, settings.label.rules, "rules")
+    except InputFileError as exc:
+        raise RuleFileError("rule file not found", item=exc.item, hint=exc.hint) from None
     return load_ruleset(path, tuple(options) or tuple(settings.label.options))
-
-
-def shipped_rules(name: str) -> Path | None:
-    """A rule file shipped with the tool (patterns/ in a checkout, or inside the wheel)."""
-    import review
-
-    here = Path(review.__file__).resolve().parent
-    for folder in (here / "_patterns", here.parent / "patterns"):
-        if (folder / name).is_file():
-            return folder / name
-    return None
 
 
 def ensure_rule_set(session: Session, ruleset: RuleSet) -> RuleSetRow:
@@ -137,8 +127,11 @@ def run_label(db: Database, settings: Settings, *, rules_path: str | Path | None
         total = min(total, limit)
     result = LabelResult(rs_id, ruleset.name, ruleset.sha256, candidates=total)
     if run is not None:
+        from review.metric import metric_holding
+
         run.rules_sha256 = ruleset.sha256
-        run.signature.update(ruleset.signature())
+        held = metric_holding(ruleset.path)
+        run.signature.update({**(held.signature() if held else {"metric": ruleset.metric}), **ruleset.signature()})
     after = 0
     with progress(total, f"label {ruleset.name}") as bar:
         while result.labeled + result.failed < total:

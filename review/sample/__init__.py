@@ -1,6 +1,6 @@
-"""The bundled sample corpus for `review survey --sample` (generated at run time)."""
+"""The sample corpus for `review survey --sample`: a metric folder's sample file, generated at run time."""
 
 from review.sample.build import SampleCorpus, build_sample
-from review.sample.papers import SAMPLE_PAPERS, SamplePaper
+from review.sample.papers import Sample, SamplePaper, load_sample, metric_sample
 
-__all__ = ["SAMPLE_PAPERS", "SampleCorpus", "SamplePaper", "build_sample"]
+__all__ = ["Sample", "SampleCorpus", "SamplePaper", "build_sample", "load_sample", "metric_sample"]

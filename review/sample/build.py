@@ -1,14 +1,15 @@
 """Write the sample corpus to disk: an ACL Anthology checkout, PDFs and git repositories.
 
-Generated at run time (nothing binary is committed): `build_sample(dest, pdf_base_url)`
-writes
+Generated at run time from a metric folder's sample file (nothing binary is committed):
+`build_sample(dest, pdf_base_url, sample)` writes
 
     dest/acl-anthology/data/xml/2018.sample.xml ...   anthology-format records, one file per year
     dest/pdfs/<ident>.pdf                              typeset with review.pdfgen (one broken on purpose)
     dest/git/<owner>/<name>.git                        bare repositories the code scan clones (file://)
 
 The PDFs are typeset with ReportLab's invariant mode, so the same sample gives the same
-bytes on every machine; a second call reuses what is already there.
+bytes on every machine; a second call reuses what is already there (a changed sample file
+is rebuilt: the folder remembers the file's sha256).
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 from review.errors import InputFileError
-from review.sample.papers import SAMPLE_PAPERS, SamplePaper, SampleRepo
+from review.sample.papers import Sample, SamplePaper, SampleRepo
 
 GIT_DATE = "2022-06-01T12:00:00+00:00"
-VERSION = "1"  # bump when the corpus changes, so an old generated copy is rebuilt
+BUILD = "2"  # bump when the way a corpus is built changes, so an old generated copy is rebuilt
 
 
 @dataclass
@@ -41,7 +42,7 @@ class SampleCorpus:
         return self.pdfs / f"{paper.ident}.pdf"
 
 
-def _write_pdf(paper: SamplePaper, path: Path) -> None:
+def _write_pdf(paper: SamplePaper, path: Path, sample: Sample) -> None:
     from reportlab import rl_config
 
     from review.pdfgen import Section, TableSpec, sample_spec, write_paper
@@ -50,12 +51,13 @@ def _write_pdf(paper: SamplePaper, path: Path) -> None:
         # A PDF header and the start of a page object, then nothing: what a cut-off upload looks like.
         path.write_bytes(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Ty")
         return
-    spec = sample_spec(seed=paper.number, sections=3, paragraphs=2, rouge=False)
+    spec = sample_spec(seed=paper.number, sections=3, paragraphs=2, report=False, text=sample.typeset)
     spec.title = paper.title
     spec.sections.insert(2, Section("Experimental Setup", list(paper.method)))
-    if paper.rouge_table:
-        spec.table = TableSpec(caption="Table 1: ROUGE F1 scores on the test set.",
-                               rows=[["Lead-3", "40.34", "17.70", "36.57"], ["Ours", "41.12", "18.45", "37.90"]])
+    if paper.table:
+        res = sample.results
+        spec.table = TableSpec(caption=res.caption, group=res.group, subheaders=list(res.columns),
+                               rows=[list(r) for r in res.rows])
         spec.table_after = 2
     old = rl_config.invariant
     rl_config.invariant = 1
@@ -106,49 +108,52 @@ def _paper_xml(paper: SamplePaper, pdf_base_url: str, pdf_crc: str | None) -> st
             f"      <bibkey>sample-{paper.year}-{paper.number}</bibkey>\n      {code}\n    </paper>\n")
 
 
-def _collection_xml(year: int, papers: list[SamplePaper], pdf_base_url: str, crcs: dict[str, str | None]) -> str:
+def _collection_xml(year: int, papers: list[SamplePaper], pdf_base_url: str, crcs: dict[str, str | None],
+                    booktitle: str) -> str:
     body = "".join(_paper_xml(p, pdf_base_url, crcs.get(p.ident)) for p in papers)
     return (f'<?xml version=\'1.0\' encoding=\'UTF-8\'?>\n<collection id="{year}.sample">\n'
             f'  <volume id="1" ingest-date="{year}-12-01" type="proceedings">\n    <meta>\n'
-            f"      <booktitle>Proceedings of the {year} Workshop on Sample Summarization</booktitle>\n"
+            f"      <booktitle>{escape(booktitle.replace('{year}', str(year)))}</booktitle>\n"
             f"      <publisher>Association for Computational Linguistics</publisher>\n"
             f"      <address>Online</address>\n      <month>December</month>\n      <year>{year}</year>\n"
             f"      <venue>sample</venue>\n    </meta>\n{body}  </volume>\n</collection>\n")
 
 
-def build_sample(dest: Path, pdf_base_url: str) -> SampleCorpus:
-    """Write (or reuse) the sample corpus under `dest`; the XML points PDFs at `pdf_base_url`."""
+def build_sample(dest: Path, pdf_base_url: str, sample: Sample) -> SampleCorpus:
+    """Write (or reuse) the sample corpus of `sample` under `dest`; the XML points PDFs at `pdf_base_url`."""
     corpus = SampleCorpus(root=dest, anthology=dest / "acl-anthology", pdfs=dest / "pdfs", git=dest / "git")
+    papers = sample.papers
     stamp = dest / "VERSION"
-    if stamp.is_file() and stamp.read_text().strip() != VERSION:
+    version = f"{BUILD} {sample.sha256}"
+    if stamp.is_file() and stamp.read_text().strip() != version:
         for sub in (corpus.anthology, corpus.pdfs, corpus.git):
             shutil.rmtree(sub, ignore_errors=True)
     corpus.pdfs.mkdir(parents=True, exist_ok=True)
     crcs: dict[str, str | None] = {}
-    for paper in SAMPLE_PAPERS:
+    for paper in papers:
         path = corpus.pdf_path(paper)
         if paper.pdf == "missing":
             crcs[paper.ident] = None
             continue
         if not path.is_file():
             tmp = path.with_suffix(".tmp")
-            _write_pdf(paper, tmp)
+            _write_pdf(paper, tmp, sample)
             tmp.replace(path)
         crcs[paper.ident] = f"{zlib.crc32(path.read_bytes()) & 0xFFFFFFFF:08x}"
-    for paper in SAMPLE_PAPERS:
+    for paper in papers:
         if paper.repo is not None:
             bare = corpus.git / paper.repo.owner / f"{paper.repo.name}.git"
             if not (bare / "HEAD").is_file():
                 _write_repo(paper.repo, bare)
     xml_dir = corpus.anthology / "data" / "xml"
     xml_dir.mkdir(parents=True, exist_ok=True)
-    for year in sorted({p.year for p in SAMPLE_PAPERS}):
-        text = _collection_xml(year, [p for p in SAMPLE_PAPERS if p.year == year], pdf_base_url, crcs)
+    for year in sorted({p.year for p in papers}):
+        text = _collection_xml(year, [p for p in papers if p.year == year], pdf_base_url, crcs, sample.booktitle)
         path = xml_dir / f"{year}.sample.xml"
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")
     (corpus.root / "truth.json").write_text(json.dumps(
         {p.ident: {"pdf": p.pdf, "repo": f"{p.repo.owner}/{p.repo.name}" if p.repo else None, **p.truth}
-         for p in SAMPLE_PAPERS}, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    stamp.write_text(VERSION + "\n")
+         for p in papers}, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    stamp.write_text(version + "\n")
     return corpus

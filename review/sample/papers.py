@@ -1,14 +1,30 @@
-"""The sample corpus, as data: twelve papers whose ROUGE reporting is known.
+"""The sample corpus, as data: the metric folder's `sample` file, read and checked.
 
-Each entry says what the paper's PDF says about ROUGE (package, parameters, protocol),
+Each paper says what its PDF reports about the metric (package, parameters, protocol),
 whether it has code (and what that code uses), and how its PDF fails if it does. The
 `truth` fields are what a careful human reviewer would answer; the survey's automated
-labels are proposals and may differ (that is why the human pass exists).
+labels are proposals and may differ (that is why the human pass exists). The keys are
+described in docs/metrics.md.
 """
 
 from __future__ import annotations
 
+import hashlib
+import tomllib
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from review.errors import RuleFileError
+from review.pdfgen import SampleText
+
+SCHEMA = 1
+TOP_KEYS = frozenset({"schema", "booktitle", "typeset", "repos", "papers"})
+PAPER_KEYS = frozenset({"number", "year", "title", "method", "table", "pdf", "repo", "truth"})
+TYPESET_KEYS = frozenset({"mentions", "other_mentions", "report_sentences", "footnotes", "table", "other_table",
+                          "results"})
+PDF_KINDS = ("ok", "broken", "missing")
 
 
 @dataclass(frozen=True)
@@ -19,12 +35,22 @@ class SampleRepo:
 
 
 @dataclass(frozen=True)
+class ResultsTable:
+    """The table a sample paper shows after its experimental setup."""
+
+    caption: str
+    group: str
+    columns: list[str]
+    rows: list[list[str]]
+
+
+@dataclass(frozen=True)
 class SamplePaper:
     number: int
     year: int
     title: str
-    method: list[str]  # paragraphs of the experimental-setup section (where ROUGE is reported)
-    rouge_table: bool = True
+    method: list[str]  # paragraphs of the experimental-setup section (where the metric is reported)
+    table: bool = True  # shows the results table
     pdf: str = "ok"  # ok | broken | missing
     repo: SampleRepo | None = None
     truth: dict[str, object] = field(default_factory=dict)
@@ -34,71 +60,114 @@ class SamplePaper:
         return f"{self.year}.sample-1.{self.number}"
 
 
-_EVAL_ROUGE155 = SampleRepo("sample-org", "ext-summ", {
-    "README.md": "# ext-summ\n\nExtractive summarization. Evaluation uses the official ROUGE-1.5.5 via pyrouge "
-                 "(pltrdy/pyrouge); see `evaluate.sh`.\n",
-    "requirements.txt": "torch==1.4.0\ngit+https://github.com/pltrdy/pyrouge\n",
-    "evaluate.sh": "#!/bin/sh\nperl ROUGE-1.5.5.pl -e data -c 95 -r 1000 -n 2 -m -a system.xml\n",
-})
-_EVAL_ROUGE_SCORE = SampleRepo("sample-org", "abs-summ", {
-    "README.md": "# abs-summ\n\nAbstractive summarization with pointer networks.\n",
-    "requirements.txt": "torch==1.7.1\nrouge-score==0.0.4\n",
-    "evaluate.py": "from rouge_score import rouge_scorer\n\n\ndef score(refs, hyps):\n"
-                   "    scorer = rouge_scorer.RougeScorer(['rouge1', 'rouge2', 'rougeLsum'], use_stemmer=True)\n"
-                   "    return [scorer.score(r, h) for r, h in zip(refs, hyps)]\n",
-})
-_EVAL_FILES2ROUGE = SampleRepo("sample-org", "dialog-summ", {
-    "README.md": "# dialog-summ\n\nWe evaluate with files2rouge (https://github.com/pltrdy/files2rouge).\n",
-    "scripts/eval.sh": "#!/bin/sh\nfiles2rouge refs.txt hyps.txt --ignore_empty_summary\n",
-})
-_MT_CODE = SampleRepo("sample-org", "nmt-lite", {
-    "README.md": "# nmt-lite\n\nA small translation system. BLEU with sacrebleu.\n",
-    "requirements.txt": "sacrebleu==2.0.0\n",
-    "score.py": "import sacrebleu\n\n\ndef bleu(refs, hyps):\n    return sacrebleu.corpus_bleu(hyps, [refs]).score\n",
-})
+@dataclass(frozen=True)
+class Sample:
+    path: Path
+    sha256: str
+    booktitle: str  # "{year}" is the paper's year
+    typeset: SampleText
+    results: ResultsTable
+    papers: list[SamplePaper]
 
-SAMPLE_PAPERS: list[SamplePaper] = [
-    SamplePaper(1, 2018, "Extractive Summarization with Sentence Graphs", [
-        "We evaluate with ROUGE-1.5.5 and report ROUGE-1, ROUGE-2 and ROUGE-L F1 scores. All scores are computed "
-        "with the options -c 95 -r 1000 -n 2 -m so that they can be compared with earlier systems.",
-    ], repo=_EVAL_ROUGE155, truth={"rouge": True, "packages": ["ROUGE-1.5.5"], "params": True, "reproducible": True}),
-    SamplePaper(2, 2019, "Pointer Networks for News Headlines", [
-        "Summaries are scored with ROUGE using the pyrouge wrapper by bheinzerling, reporting ROUGE-1, ROUGE-2 and "
-        "ROUGE-L recall.",
-    ], truth={"rouge": True, "packages": ["BZ/pyrouge"], "params": False, "reproducible": False}),
-    SamplePaper(3, 2019, "Abstractive Summarization of Scientific Articles", [
-        "We report ROUGE scores computed with the rouge-score Python package released by Google Research, with "
-        "stemming enabled.",
-    ], repo=_EVAL_ROUGE_SCORE, truth={"rouge": True, "packages": ["GL/rougescore"], "params": False}),
-    SamplePaper(4, 2020, "Question Generation from Paragraphs", [
-        "Following prior work on question generation, we report BLEU-4, METEOR and ROUGE-L computed with the "
-        "nlg-eval toolkit.",
-    ], truth={"rouge": True, "packages": ["MS/rouge"], "reproducible": True}),
-    SamplePaper(5, 2020, "Dialogue Summarization with Speaker Graphs", [
-        "We report ROUGE-1, ROUGE-2 and ROUGE-L F1 scores on the test set, and we use bootstrap resampling to "
-        "compute a 95% confidence interval for every ROUGE score.",
-    ], repo=_EVAL_FILES2ROUGE, truth={"rouge": True, "code_packages": ["PT/files2rouge"]}),
-    SamplePaper(6, 2021, "Low-resource Machine Translation with Pivot Languages", [
-        "We evaluate translation quality with BLEU computed by sacrebleu and with chrF on detokenized output.",
-    ], rouge_table=False, repo=_MT_CODE, truth={"rouge": False}),
-    SamplePaper(7, 2021, "Sentiment Classification with Label Noise", [
-        "We report accuracy and macro-averaged F1 on the test set, averaged over five random seeds.",
-    ], rouge_table=False, truth={"rouge": False}),
-    SamplePaper(8, 2021, "A Survey of Evaluation in Text Generation", [
-        "Earlier summarization work relied on the rouge family of overlap measures; in this survey we do not "
-        "compute any metric ourselves and only discuss published results.",
-    ], rouge_table=False, truth={"rouge": False}),
-    SamplePaper(9, 2022, "Long Document Summarization with Sparse Attention", [
-        "We report ROUGE-1, ROUGE-2 and ROUGE-L scores computed with ROUGE-1.5.5.",
-    ], pdf="broken", truth={"rouge": True, "error_extract": True}),
-    SamplePaper(10, 2022, "Controllable Summarization with Length Tokens", [
-        "ROUGE scores are computed with the py-rouge package with the settings -n 2 -l 100 -m applied to all "
-        "systems, and we report ROUGE-1, ROUGE-2 and ROUGE-L F1.",
-    ], truth={"rouge": True, "packages": ["DI/pyrouge"], "params": True, "reproducible": True}),
-    SamplePaper(11, 2022, "Faithfulness in Meeting Summarization", [
-        "We compute ROUGE-1, ROUGE-2 and ROUGE-L scores with the SacreROUGE library and report F1.",
-    ], truth={"rouge": True, "packages": ["DD/sacrerouge"], "reproducible": False}),
-    SamplePaper(12, 2022, "Multi-news Summarization with Graph Transformers", [
-        "We report ROUGE-1, ROUGE-2 and ROUGE-L F1 scores.",
-    ], pdf="missing", truth={"rouge": True, "error_download": True}),
-]
+
+def _strings(value: Any, where: str, key: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise RuleFileError(f"`{key}` must be a list of texts", item=where)
+    return list(value)
+
+
+def _group(value: Any, where: str, key: str) -> tuple[str, tuple[str, ...]]:
+    if not isinstance(value, dict) or not isinstance(value.get("group"), str):
+        raise RuleFileError(f"`{key}` must be a table with `group` and `columns`", item=where)
+    return value["group"], tuple(_strings(value.get("columns"), where, f"{key}.columns"))
+
+
+def _typeset(data: Any, where: str) -> tuple[SampleText, ResultsTable]:
+    if not isinstance(data, dict):
+        raise RuleFileError("`[typeset]` is missing", item=where)
+    unknown = set(data) - TYPESET_KEYS
+    if unknown:
+        raise RuleFileError(f"[typeset]: unknown key(s) {sorted(unknown)}", item=where)
+    mentions = _strings(data.get("mentions"), where, "typeset.mentions")
+    other = _strings(data.get("other_mentions"), where, "typeset.other_mentions")
+    if len(mentions) != len(other) or not mentions:
+        raise RuleFileError("`mentions` and `other_mentions` need the same, nonzero number of entries", item=where)
+    text = SampleText(mentions=tuple(mentions), other_mentions=tuple(other),
+                      report_sentences=tuple(_strings(data.get("report_sentences", []), where, "report_sentences")),
+                      footnotes=tuple(_strings(data.get("footnotes", []), where, "footnotes")),
+                      table=_group(data.get("table"), where, "typeset.table"),
+                      other_table=_group(data.get("other_table"), where, "typeset.other_table"))
+    res = data.get("results")
+    group, columns = _group(res, where, "typeset.results")
+    rows = res.get("rows")
+    if not isinstance(res.get("caption"), str) or not isinstance(rows, list) or \
+            not all(isinstance(r, list) and len(r) == len(columns) + 1 for r in rows):
+        raise RuleFileError("`typeset.results` needs a caption and rows of a label plus one value per column",
+                            item=where)
+    return text, ResultsTable(res["caption"], group, list(columns), [[str(c) for c in r] for r in rows])
+
+
+def _repo(name: str, data: Any, where: str) -> SampleRepo:
+    if not isinstance(data, dict) or not isinstance(data.get("files"), dict) or not data["files"]:
+        raise RuleFileError(f"repos.{name} needs `owner`, `name` and a table of `files`", item=where)
+    files = data["files"]
+    for fname, text in files.items():
+        if not isinstance(text, str) or fname.startswith("/") or ".." in Path(fname).parts:
+            raise RuleFileError(f"repos.{name}: file {fname!r} needs a relative path and text", item=where)
+    return SampleRepo(str(data.get("owner", "sample-org")), str(data.get("name", name)), dict(files))
+
+
+def _paper(i: int, data: Any, repos: dict[str, SampleRepo], where: str) -> SamplePaper:
+    at = f"{where}: papers #{i + 1}"
+    if not isinstance(data, dict):
+        raise RuleFileError("must be a table", item=at)
+    unknown = set(data) - PAPER_KEYS
+    if unknown:
+        raise RuleFileError(f"unknown key(s) {sorted(unknown)}", item=at)
+    if not isinstance(data.get("number"), int) or not isinstance(data.get("year"), int) or \
+            not isinstance(data.get("title"), str):
+        raise RuleFileError("`number`, `year` and `title` are required", item=at)
+    pdf = data.get("pdf", "ok")
+    if pdf not in PDF_KINDS:
+        raise RuleFileError(f"`pdf` must be one of {', '.join(PDF_KINDS)}, not {pdf!r}", item=at)
+    repo = data.get("repo")
+    if repo is not None and repo not in repos:
+        raise RuleFileError(f"`repo` names {repo!r}, which [repos] does not define", item=at)
+    return SamplePaper(data["number"], data["year"], data["title"], _strings(data.get("method", []), at, "method"),
+                       table=bool(data.get("table", True)), pdf=pdf, repo=repos[repo] if repo else None,
+                       truth=dict(data.get("truth", {})))
+
+
+@lru_cache(maxsize=8)
+def load_sample(path: Path) -> Sample:
+    """Read a sample file; every problem names the file, the entry and the key."""
+    raw = path.read_bytes()
+    where = str(path)
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise RuleFileError(f"not valid TOML: {exc}", item=where) from None
+    unknown = set(data) - TOP_KEYS
+    if unknown:
+        raise RuleFileError(f"unknown key(s) {sorted(unknown)}", item=where)
+    if data.get("schema") != SCHEMA:
+        raise RuleFileError(f"schema {data.get('schema')!r} is not supported (this release reads {SCHEMA})", item=where)
+    typeset, results = _typeset(data.get("typeset"), where)
+    repos = {name: _repo(name, r, where) for name, r in (data.get("repos") or {}).items()}
+    papers = [_paper(i, p, repos, where) for i, p in enumerate(data.get("papers") or [])]
+    if not papers:
+        raise RuleFileError("no [[papers]]", item=where)
+    numbers = [p.number for p in papers]
+    if len(set(numbers)) != len(numbers):
+        raise RuleFileError("two papers share a number", item=where)
+    return Sample(path=path, sha256=hashlib.sha256(raw).hexdigest(),
+                  booktitle=str(data.get("booktitle", "Proceedings of the {year} Sample Workshop")),
+                  typeset=typeset, results=results, papers=papers)
+
+
+def metric_sample(metric: Any) -> Sample:
+    """The sample corpus of a metric folder (its `sample` file)."""
+    if metric.sample is None:
+        raise RuleFileError("this metric folder has no sample corpus", item=str(metric.folder),
+                            hint="add `sample = \"sample.toml\"` to its metric.toml (docs/metrics.md)")
+    return load_sample(metric.sample)

@@ -31,7 +31,7 @@ def main() -> None:
     OUT.mkdir(exist_ok=True)
     truth = write_paper(OUT / "rouge-paper.pdf", sample_spec(seed=1))
     (OUT / "rouge-paper.txt").write_text(truth, encoding="utf-8")
-    truth = write_paper(OUT / "plain-paper.pdf", sample_spec(seed=2, sections=3, rouge=False))
+    truth = write_paper(OUT / "plain-paper.pdf", sample_spec(seed=2, sections=3, report=False))
     (OUT / "plain-paper.txt").write_text(truth, encoding="utf-8")
     write_paper(OUT / "encrypted.pdf", sample_spec(seed=1), password="secret")
     write_scanned_pdf(OUT / "scanned.pdf", pages=2)

@@ -33,14 +33,14 @@ class Codebase(Base):
     archived: Mapped[bool | None] = mapped_column(Boolean)
     pushed_at: Mapped[datetime | None]
     looked_up_at: Mapped[datetime | None]
-    code_rouge_prelim: Mapped[bool | None] = mapped_column(Boolean)
+    code_metric_prelim: Mapped[bool | None] = mapped_column("code_rouge_prelim", Boolean)
     searched_at: Mapped[datetime | None]
     # Scan (review code scan)
     scan_outcome: Mapped[str | None] = mapped_column(String(16))  # ok | failed
     scan_reason: Mapped[str | None] = mapped_column(String(64))
     scan_commit: Mapped[str | None] = mapped_column(String(64))
     scan_detail: Mapped[str | None] = mapped_column(Text)  # why a scan failed, or what was skipped
-    scan_rouge_prelim: Mapped[bool | None] = mapped_column(Boolean)  # the checkout mentions rouge at all
+    scan_metric_prelim: Mapped[bool | None] = mapped_column("scan_rouge_prelim", Boolean)  # the checkout mentions the metric's search term
     packages: Mapped[list[str]] = mapped_column(default=list)
     anti_features: Mapped[list[str]] = mapped_column(default=list)
     scanned_at: Mapped[datetime | None]

@@ -24,8 +24,10 @@ class Reproducibility(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), unique=True)
-    paper_rouge: Mapped[bool | None] = mapped_column(Boolean)  # P0 (computes the metric)
-    paper_rouge_prelim: Mapped[bool | None] = mapped_column(Boolean)  # preliminary substring search
+    # The database columns keep the names of the released Rogue Scores dataset (paper_rouge, ...)
+    # whatever the metric; the export names them after the metric folder's `column`.
+    paper_metric: Mapped[bool | None] = mapped_column("paper_rouge", Boolean)  # P0 (computes the metric)
+    paper_metric_prelim: Mapped[bool | None] = mapped_column("paper_rouge_prelim", Boolean)  # preliminary substring search
     paper_params: Mapped[bool | None] = mapped_column(Boolean)  # P1
     params: Mapped[list[str]] = mapped_column(default=list)  # automated parameter strings
     protocol: Mapped[list[str]] = mapped_column(default=list)  # P3
@@ -34,8 +36,8 @@ class Reproducibility(Base):
     has_code: Mapped[bool | None] = mapped_column(Boolean)  # C0 (released code, complete or not)
     code_url: Mapped[str | None] = mapped_column(Text)
     code_urls: Mapped[list[str]] = mapped_column(default=list)
-    code_rouge: Mapped[bool | None] = mapped_column(Boolean)  # C2
-    code_rouge_prelim: Mapped[bool | None] = mapped_column(Boolean)
+    code_metric: Mapped[bool | None] = mapped_column("code_rouge", Boolean)  # C2
+    code_metric_prelim: Mapped[bool | None] = mapped_column("code_rouge_prelim", Boolean)
     code_packages: Mapped[list[str]] = mapped_column(default=list)  # C1, de-aliased
     packages: Mapped[list[str]] = mapped_column(default=list)  # paper and code, de-duplicated
     r1: Mapped[bool | None] = mapped_column(Boolean)

@@ -59,7 +59,7 @@ class PaperLabel(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"))
     rule_set_id: Mapped[int] = mapped_column(ForeignKey("rule_sets.id", ondelete="CASCADE"))
-    prelim: Mapped[bool] = mapped_column(Boolean)  # metric named anywhere (paper_rouge_prelim)
+    prelim: Mapped[bool] = mapped_column(Boolean)  # metric named anywhere (paper_metric_prelim)
     computes: Mapped[bool] = mapped_column(Boolean)  # computed-metric flag
     params: Mapped[list[str]] = mapped_column(default=list)
     protocol: Mapped[list[str]] = mapped_column(default=list)

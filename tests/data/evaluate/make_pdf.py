@@ -34,7 +34,7 @@ SPEC = PaperSpec(
         Section("Conclusion", ["The summarizer is small and its evaluation is fully described."]),
     ],
     footnotes=["The options are -c 95 -r 1000 -n 2 -m for every score."],
-    table=TableSpec(caption="Table 1: ROUGE F1 on the test set.",
+    table=TableSpec(caption="Table 1: ROUGE F1 on the test set.", group="ROUGE",
                     rows=[["Lead-3", "40.34", "17.70", "36.57"], ["Ours", "41.02", "18.11", "37.20"]]),
     table_after=2,
     references=["Kavita Ganesan. 2018. ROUGE 2.0: Updated and improved measures for evaluation of "
