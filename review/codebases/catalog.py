@@ -30,7 +30,7 @@ PACKAGE_KEYS = frozenset({"label", "vendored_min", "case_sensitive", *LIST_KEYS}
 TOP_KEYS = frozenset({"schema", "name", "metric", "version", "prelim", "resolution", "links", "package",
                       "distributions", "roles", "custom"})
 ROLE_KEYS = ("evaluation_strong", "evaluation", "training_strong", "training", "entry_files", "requirement_headings")
-CUSTOM_KEYS = ("names", "body", "source_ext")
+CUSTOM_KEYS = ("names", "body", "source_ext", "neutral_is_evaluation")
 SUPPORTED_SCHEMA = 2
 # literals too frequent in code to make a useful pre-filter when a rarer one is available
 COMMON_WORDS = frozenset({"import", "from", "load", "install", "pip", "pip3", "java", "self", "def", "class",
@@ -108,6 +108,7 @@ class Custom:
     names: list[re.Pattern[str]]
     body: list[re.Pattern[str]]
     source_ext: frozenset[str]
+    neutral_is_evaluation: bool = False
 
 
 @dataclass
@@ -347,9 +348,12 @@ def _custom(table: Any, path: str) -> Custom:
     unknown = set(table) - set(CUSTOM_KEYS)
     if unknown:
         raise RuleFileError(f"[custom]: unknown key '{sorted(unknown)[0]}'", item=path)
+    if not isinstance(table.get("neutral_is_evaluation", False), bool):
+        raise RuleFileError("[custom]: 'neutral_is_evaluation' must be true or false", item=path)
     return Custom(names=[_compile(x, re.I, "[custom]", "names", path) for x in _string_list(table, "names", "[custom]", path)],
                   body=[_compile(x, re.I, "[custom]", "body", path) for x in _string_list(table, "body", "[custom]", path)],
-                  source_ext=frozenset(e.lower() for e in _string_list(table, "source_ext", "[custom]", path)))
+                  source_ext=frozenset(e.lower() for e in _string_list(table, "source_ext", "[custom]", path)),
+                  neutral_is_evaluation=bool(table.get("neutral_is_evaluation", False)))
 
 
 def _compile(pattern: str, flags: int, where: str, key: str, path: str) -> re.Pattern[str]:

@@ -41,7 +41,8 @@ def classify(occ: Occurrences, uses: PythonUses, repo: Repo, walker: Walker, cat
         if row.role or nodes is None:
             continue
         nodes = _expand(repo, nodes)
-        result = walker.role_of(nodes) if nodes else PathResult(UNREACHED)
+        strict = row.source == CUSTOM and not catalog.custom.neutral_is_evaluation
+        result = walker.role_of(nodes, require_word=strict) if nodes else PathResult(UNREACHED)
         out.paths[id(row)] = result
         row.role = result.role
         copy = row.source in ("vendored", "file")
@@ -74,6 +75,9 @@ def _reason(row: Evidence, result: PathResult, repo: Repo) -> str:
         return f"{prefix}evaluation path: {result.explain(repo)}"
     if result.role == TRAINING:
         return f"{prefix}only training/validation/data code reaches it: {result.explain(repo)}"
+    if result.neutral:
+        return (f"{prefix}reached only through code no word marks as evaluation (a hand-written ROUGE counts as "
+                f"used only from evaluation code): {result.explain(repo)}")
     return f"{prefix}{'defined' if row.source == CUSTOM else 'used'} where no entry point leads" + (
         " (analysis budget ran out)" if result.stopped else "")
 

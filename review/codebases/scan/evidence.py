@@ -84,6 +84,8 @@ class Collector:
             self._code(t)
         if t.kind in ("python", "perl"):
             self._vendored(t.rel, t.content, None)
+        if t.kind == "notebook":
+            self._vendored_cells(t)
 
     def _by_path(self, rel: str) -> None:
         if self.catalog.prelim and self.catalog.prelim in rel.lower():
@@ -250,7 +252,6 @@ class Collector:
                 shell = [ln.lstrip().lstrip("!%") if (magic or ln.lstrip().startswith(("!", "%"))) else "" for ln in lines]
                 self._shell_lines(t.rel, shell, n, setup_only=False)
                 self._commented_lines(t.rel, lines, n)
-                self._vendored(t.rel, source, n)
 
     # ------------------------------------------------------------------ code
 
@@ -299,20 +300,38 @@ class Collector:
 
     def _vendored(self, rel: str, content: str, cell: int | None) -> None:
         """A copy of a package's code, by its content (at least `vendored_min` signatures)."""
+        for p, found in self._signatures(content):
+            first = min(found, key=lambda h: h.start())
+            line_no = content.count("\n", 0, first.start()) + 1
+            self.repo.vendored_files.add(rel)
+            self.occ.add(Evidence(p.label, rel, line_no, clip(content.splitlines()[line_no - 1]), "vendored", cell,
+                                  identifier=f"{len(found)} signatures of {p.label}"), [(rel, "<copy:0>")])
+
+    def _vendored_cells(self, t: TextFile) -> None:
+        """A copy pasted into a notebook, possibly over several cells: the cells holding its
+        signatures are the copy."""
+        cells = [(n, src) for n, kind, src in notebook_cells(t.content) or [] if kind == "code"]
+        text = "\n".join(src for _, src in cells)
+        for p, found in self._signatures(text):
+            holding = [n for n, src in cells if any(r.search(src) for r in p.vendored)]
+            self.repo.vendored_cells.setdefault(t.rel, set()).update(holding)
+            n, src = next((n, src) for n, src in cells if n == holding[0])
+            m = next(m for r in p.vendored if (m := r.search(src)))
+            line_no = src.count("\n", 0, m.start()) + 1
+            self.occ.add(Evidence(p.label, t.rel, line_no, clip(src.splitlines()[line_no - 1]), "vendored", n,
+                                  identifier=f"{len(found)} signatures of {p.label}"),
+                         [(t.rel, f"<copy:{c}>") for c in holding])
+
+    def _signatures(self, content: str) -> list[tuple[object, list[re.Match[str]]]]:
         lower = content.lower()
+        out = []
         for p in self.catalog.packages:
             if not p.vendored:
                 continue
             found = [m for r in p.vendored if (h := hint(r)) is None or h in lower if (m := r.search(content))]
             if len(found) >= p.vendored_min:
-                first = min(found, key=lambda h: h.start())
-                line_no = content.count("\n", 0, first.start()) + 1
-                if cell is None:
-                    self.repo.vendored_files.add(rel)
-                else:
-                    self.repo.vendored_cells.setdefault(rel, set()).add(cell)
-                self.occ.add(Evidence(p.label, rel, line_no, clip(content.splitlines()[line_no - 1]), "vendored", cell,
-                                      identifier=f"{len(found)} signatures of {p.label}"), [(rel, f"<copy:{cell or 0}>")])
+                out.append((p, found))
+        return out
 
 
 def _after_repo(line: str, end: int) -> str:

@@ -29,6 +29,7 @@ class PathResult:
     path: list[Node] = field(default_factory=list)  # from the use out to the entry point
     word: str | None = None  # the word that decided, if any
     stopped: bool = False  # the step budget ran out
+    neutral: bool = False  # evaluation only because no word says otherwise
 
     def explain(self, repo: Repo) -> str:
         if not self.path:
@@ -55,10 +56,12 @@ class Walker:
         self._cache: dict[tuple[Node, ...], PathResult] = {}
         self.stopped = 0
 
-    def role_of(self, starts: list[Node]) -> PathResult:
-        key = tuple(sorted(set(starts)))
+    def role_of(self, starts: list[Node], require_word: bool = False) -> PathResult:
+        """The role of code at these nodes; with `require_word`, a path with no word at all
+        is not enough for evaluation (it stays unreached, with the path as evidence)."""
+        key = (require_word, *sorted(set(starts)))
         if key not in self._cache:
-            self._cache[key] = self._walk(list(key))
+            self._cache[key] = self._walk(list(key[1:]), require_word)
             if self._cache[key].stopped:
                 self.stopped += 1
         return self._cache[key]
@@ -85,7 +88,7 @@ class Walker:
             return TRAINING, tr
         return None, None
 
-    def _walk(self, starts: list[Node]) -> PathResult:
+    def _walk(self, starts: list[Node], require_word: bool) -> PathResult:
         queue: deque[tuple[Node, _State]] = deque()
         parent: dict[tuple[Node, _State], tuple[Node, _State] | None] = {}
         for node in starts:
@@ -94,26 +97,30 @@ class Walker:
                 parent[(node, st)] = None
                 queue.append((node, st))
         training: PathResult | None = None
+        neutral: PathResult | None = None
         steps = 0
         while queue:
             node, st = queue.popleft()
             steps += 1
             if steps > self.max_steps:
-                return training or PathResult(UNREACHED, stopped=True)
+                return training or neutral or PathResult(UNREACHED, stopped=True)
             callers = self.repo.callers(node)
             if self._is_entry(node):
                 final = st.strong or st.weak or EVALUATION
                 word = st.strong_word if st.strong else st.weak_word
-                result = PathResult(final, self._path(parent, (node, st)), word)
-                if final == EVALUATION:
+                result = PathResult(final, self._path(parent, (node, st)), word, neutral=word is None)
+                if final == EVALUATION and (word or not require_word):
                     return result
-                training = training or result
+                if final == EVALUATION:
+                    neutral = neutral or PathResult(UNREACHED, result.path, None, neutral=True)
+                else:
+                    training = training or result
             for c in callers:
                 nxt = (c.node, self._decide(st, c.node))
                 if nxt not in parent:
                     parent[nxt] = (node, st)
                     queue.append(nxt)
-        return training or PathResult(UNREACHED)
+        return training or neutral or PathResult(UNREACHED)
 
     def _is_entry(self, node: Node) -> bool:
         return node[1] == ENTRY or node[1].startswith(CMD)

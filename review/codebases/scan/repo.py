@@ -97,6 +97,11 @@ class Repo:
                                      if word in self.files[r].content and rx.search(self.files[r].content)]
         return self._with_word[word]
 
+    def has_name(self, name: str) -> bool:
+        """Is there a module file or folder of this name anywhere in the checkout?"""
+        return bool(self.by_basename.get(f"{name}.py")) or name in self.dirs or any(
+            d.endswith("/" + name) for d in self.dirs)
+
     def is_vendored(self, rel: str) -> bool:
         return rel in self.vendored_files or any(rel.startswith(d + "/") for d in self.vendored_dirs)
 
@@ -336,13 +341,20 @@ class Repo:
         if d.parent_kind == "function":
             return  # a nested function is only visible where it is defined
         distinct = len(name) >= MIN_DISTINCT and not name.startswith("__") and self._defined_once(name)
-        for f in self.files_with(name):
+        named = self.files_with(name)
+        for f in named:
             if f == rel:
                 continue
             other = self.module(f)
             if other is None:
                 continue
             yield from self._refs_from(f, other, rel, d, distinct)
+        if d.parent == "":  # getattr(module, computed_name) in files that never spell the name
+            for f in self.files_with("getattr"):
+                other = self.module(f) if f != rel and f not in named else None
+                for scope, line, receiver in other.getattrs if other else ():
+                    if any(b.name == receiver and self._reaches(self.binding_target(f, b), rel) for b in other.bindings):
+                        yield Caller((f, scope), line, "dispatch")
 
     def _refs_from(self, f: str, other: ModuleInfo, rel: str, d, distinct: bool) -> Iterable[Caller]:  # type: ignore[no-untyped-def]
         name = d.name

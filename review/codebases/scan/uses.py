@@ -14,6 +14,7 @@ subprocess running the Perl script) and ROUGE implementations written in the rep
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from review.codebases.catalog import Catalog, Package
@@ -24,6 +25,7 @@ from review.codebases.scan.report import Evidence
 from review.codebases.scan.words import Prefilter, clip, hint, hit
 
 CUSTOM = "custom"
+DOWNLOAD = re.compile(r"\b(?:wget|curl|git\s+clone|git\s+submodule|svn\s+(?:co|checkout)|download\w*|cp|mv|unzip|tar)\b")
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ class PythonUses:
         fetched = None
         if not pkgs:
             fetched = self._fetched(rel, b)
-            if fetched is None:
+            if fetched is None or not fetched.label:
                 return set()
             pkgs = [p for p in [self.catalog.package(fetched.label)] if p is not None]
             module = b.dotted
@@ -150,27 +152,30 @@ class PythonUses:
         return pkgs[0], ""
 
     def _fetched(self, rel: str, b: Binding) -> Fetched | None:
-        """A module named after the metric that is missing from the tree but downloaded by a
-        script that also names the package it comes from (a documented download step)."""
+        """A module named after the metric, missing from the tree, that a script downloads
+        while naming the package it comes from (a documented download step)."""
         term = self.catalog.prelim
-        parts = [p for p in b.module.split(".") if p]
-        named = next((p for p in parts if term and term in p.lower()), None)
+        named = next((p for p in b.module.split(".") if p and term and term in p.lower()), None)
         if named is None:
             return None
         key = (rel, b.line)
         if key not in self.fetched:
-            self.fetched[key] = self._find_fetch(named)  # type: ignore[assignment]
+            self.fetched[key] = self.fetch_of(named)  # type: ignore[assignment]
         return self.fetched[key]
 
-    def _find_fetch(self, name: str) -> Fetched | None:
-        for e in self.occ.rows:
-            if e.source not in ("url", "setup", "install") or e.commented:
+    def fetch_of(self, name: str) -> Fetched | None:
+        """The script line that downloads or copies something called `name` into place, with
+        the package its URLs name ("" when they name none)."""
+        for f in self.repo.files.values():
+            if f.kind not in ("shell", "deps", "notebook") or name not in f.content:
                 continue
-            f = self.repo.files.get(e.file)
-            if f is None or f.kind not in ("shell", "deps", "notebook") or name not in f.content:
+            lines = f.content.splitlines()
+            if not any(DOWNLOAD.search(ln) for ln in lines):
                 continue
-            line = next((i for i, ln in enumerate(f.content.splitlines(), 1) if name in ln), e.line or 0)
-            return Fetched(e.package, e.file, line)
+            line = next(i for i, ln in enumerate(lines, 1) if name in ln)
+            label = next((e.package for e in self.occ.rows if e.file == f.rel and e.source in ("url", "install")
+                          and not e.commented and e.package not in self.catalog.generic), "")
+            return Fetched(label, f.rel, line)
         return None
 
     # ------------------------------------------------------------------ calls without an import

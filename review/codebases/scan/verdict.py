@@ -93,10 +93,6 @@ def _identified_by(label: str, cls: Classification, rows: list[Evidence], decls:
         if hit is not None:
             return _row(hit, f"{label} is {'declared' if role == DECLARED else 'named in the README'}")
     pkg = catalog.package(label)
-    for dist in pkg.requirements if pkg else ():
-        d = decls.find(dist)
-        if d is not None:
-            return dict(d.as_row(), reason=f"{label} is declared")
     copy = next((r for r in own if r.source in ("vendored", "file") and r.role == EVALUATION), None)
     if copy is not None:
         return _row(copy, f"{label} is a copy in the release, and it is called")
@@ -105,7 +101,8 @@ def _identified_by(label: str, cls: Classification, rows: list[Evidence], decls:
             fetched = r.reason.startswith("fetched by") or "fetched by" in r.reason
             if fetched:
                 return _row(r, f"{label} is downloaded by a documented script")
-            for dist in catalog.distributions_of(r.identifier):
+            top = r.identifier.split(".")[0]
+            for dist in catalog.distributions.get(top, []):  # reached through a toolkit (compare_mt)
                 d = decls.find(dist)
                 if d is not None:
                     return dict(d.as_row(), reason=f"{label} comes with {dist}, which is declared")
@@ -196,8 +193,10 @@ def _missing(repo: Repo, eval_nodes: set[Node], uses: PythonUses, catalog: Catal
             if not _in_scopes(b.scope, scopes) or repo.is_local(rel, b):
                 continue
             named = term and term in b.module.lower()
-            if not (b.level or named) or catalog.packages_of_module(b.dotted)[1] or (rel, b.line) in uses.fetched \
-                    and uses.fetched[(rel, b.line)] is not None:
+            if not (b.level or named) or catalog.packages_of_module(b.dotted)[1]:
+                continue
+            missing_part = next((p for p in b.module.split(".") if p and not repo.has_name(p)), "")
+            if missing_part and uses.fetch_of(missing_part) is not None:
                 continue
             cell, line = info.where(b.line)
             out.append({"file": rel, "line": line, "what": "imports", "name": "." * b.level + b.module,
