@@ -55,7 +55,7 @@ def scan_tree(root: Path, catalog: Catalog, *, max_files: int = 20_000, max_file
         collector.collect(t)
     uses = PythonUses(catalog, repo, occ, declared_rows(occ.rows))
     for t in texts:
-        if t.kind in ("python", "notebook") and uses.may_matter(t.content):
+        if t.kind in ("python", "notebook") and uses.may_matter(t.rel):
             uses.collect(t.rel)
     walker = Walker(repo, catalog.roles)
     result = classify(occ, uses, repo, walker, catalog)

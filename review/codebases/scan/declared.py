@@ -59,6 +59,8 @@ class Declarations:
         self.by_dist.setdefault(normalize_dist(dist), []).append(decl)
 
     def _read(self, t: TextFile) -> None:
+        if t.kind not in ("deps", "readme") and not _installs_something(t.content):
+            return
         if t.kind == "notebook":
             for n, kind, source in notebook_cells(t.content) or []:
                 if kind == "code":
@@ -66,18 +68,29 @@ class Declarations:
                         self._line(t.rel, i, line, "install", n)
             return
         lines = t.content.splitlines()
-        headings = readme_headings(t.content) if t.kind == "readme" else []
-        for i, line in enumerate(lines, 1):
-            if t.kind == "deps":
+        if t.kind == "deps":
+            for i, line in enumerate(lines, 1):
                 if not is_comment(line):
                     self._dep_lines.append((t, i, line))
                     for m in REPO_URL.finditer(line):
                         self._add(m.group(2), Declaration(normalize_dist(m.group(2)), t.rel, i, clip(line), "url"))
-            if t.kind == "readme" and line.strip() and headings[i - 1] != line.strip().lstrip("#").strip():
-                if self.catalog.roles.requirement_headings.any(words(headings[i - 1])):
-                    self._readme_req.append((t.rel, i, line))
-            if t.kind in ("deps", "shell", "readme", "python") and not (t.kind != "readme" and is_comment(line)):
+        if t.kind == "readme":
+            self._requirement_sections(t, lines)
+        if t.kind not in ("deps", "shell", "readme", "python"):
+            return
+        for i, line in enumerate(lines, 1):
+            lower = line.lower()
+            if any(w in lower for w in ("install", "git", "pypi", " add ")) and (t.kind == "readme" or not is_comment(line)):
                 self._line(t.rel, i, line, "install" if t.kind != "readme" else "readme", None)
+
+    def _requirement_sections(self, t: TextFile, lines: list[str]) -> None:
+        """Lines under a README heading such as "Requirements" or "Installation"."""
+        wanted = self.catalog.roles.requirement_headings
+        headings = readme_headings(t.content)
+        for i, line in enumerate(lines, 1):
+            h = headings[i - 1]
+            if h and line.strip() and h != line.strip().lstrip("#").strip() and wanted.any(words(h)):
+                self._readme_req.append((t.rel, i, line))
 
     def _line(self, rel: str, i: int, line: str, how: str, cell: int | None) -> None:
         lower = line.lower()
@@ -115,6 +128,11 @@ class Declarations:
                 self.by_dist[key] = [decl]
                 return decl
         return None
+
+
+def _installs_something(text: str) -> bool:
+    lower = text.lower()
+    return "install" in lower or "git" in lower
 
 
 def dist_of_token(token: str) -> str | None:

@@ -76,7 +76,7 @@ class Collector:
             self._deps(t)
         elif t.kind == "shell":
             self._shell_lines(t.rel, t.content.splitlines(), None, setup_only=False)
-        elif t.kind == "readme":
+        elif t.kind == "readme" and (self.any_readme.may(t.content, lower) or "install" in lower):
             self._readme(t.rel, t.content.splitlines(), None)
         elif t.kind == "python":
             self._commented_python(t)
@@ -119,6 +119,8 @@ class Collector:
     def _shell_lines(self, rel: str, lines: list[str], cell: int | None, setup_only: bool,
                      node: Node | None = None) -> None:
         for i, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
             commented = is_comment(line)
             body = uncomment(line) if commented else line
             lower = body.lower()
@@ -260,8 +262,11 @@ class Collector:
 
     def _commented_lines(self, rel: str, lines: list[str], cell: int | None) -> None:
         """Commented-out imports and calls of a package: alternatives left behind."""
+        text = "\n".join(lines)
+        if "#" not in text:
+            return
         for i, line in enumerate(lines, 1):
-            if not is_comment(line):
+            if "#" not in line or not is_comment(line):
                 continue
             body = uncomment(line)
             lower = body.lower()
@@ -290,6 +295,8 @@ class Collector:
             return
         for i, line in enumerate(t.content.splitlines(), 1):
             ll = line.lower()
+            if not self.any_calls.may(line, ll):
+                continue
             for p in self.catalog.packages:
                 m = next((m for r in p.calls if (m := hit(r, line, ll))), None)
                 if m:

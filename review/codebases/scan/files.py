@@ -23,7 +23,8 @@ DEP_NAMES = re.compile(r"^(?:requirements[\w.-]*\.(?:txt|in)|setup\.py|setup\.cf
                        r"\.gitmodules)$", re.I)
 SHELL_EXT = {".sh", ".bash", ".zsh", ".cmd", ".bat", ".slurm", ".pbs", ".job"}
 SHELL_NAMES = re.compile(r"^(?:makefile|dockerfile|gnumakefile|[\w.-]+\.dockerfile|dockerfile[\w.-]*)$", re.I)
-README_EXT = {".md", ".rst", ".txt", ".markdown", ".org", ".adoc"}
+README_EXT = {".md", ".rst", ".markdown", ".org", ".adoc"}
+DOC_TXT = re.compile(r"(?:readme|install|usage|instruction|requirement|guide|howto|getting)", re.I)
 PERL_EXT = {".pl", ".pm", ".perl"}
 OTHER_CODE_EXT = {".lua", ".c", ".cc", ".cpp", ".h", ".hpp", ".java", ".scala", ".go", ".rs", ".js", ".ts", ".jl", ".r"}
 
@@ -50,8 +51,8 @@ def kind_of(rel: str) -> str:
         return "python"
     if ext in SHELL_EXT or SHELL_NAMES.match(name):
         return "shell"
-    if lower.startswith("readme") or ext in README_EXT:
-        return "readme"
+    if lower.startswith("readme") or ext in README_EXT or (ext == ".txt" and (DOC_TXT.search(name) or parent == "docs")):
+        return "readme"  # a .txt is documentation only when its name or folder says so (else it is data)
     if ext in PERL_EXT:
         return "perl"
     if ext in OTHER_CODE_EXT:

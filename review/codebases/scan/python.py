@@ -83,6 +83,7 @@ class ModuleInfo:
     def __post_init__(self) -> None:
         self._starts: list[int] = []
         self._by_qual: dict[str, Def] = {}
+        self._identifiers: set[str] | None = None
 
     def index(self) -> None:
         self.defs.sort(key=lambda d: (d.start, -d.end))
@@ -113,6 +114,15 @@ class ModuleInfo:
         if self.cell_of and 0 < line <= len(self.cell_of):
             return self.cell_of[line - 1]
         return None, line
+
+    def identifiers(self) -> set[str]:
+        """Every name the module uses, defines or imports."""
+        if self._identifiers is None:
+            ids = set(self.names) | set(self.attrs) | {d.name for d in self.defs}
+            for b in self.bindings:
+                ids.update(x for x in (b.name, b.attr, *b.module.split(".")) if x)
+            self._identifiers = ids
+        return self._identifiers
 
     def refs_to(self, name: str) -> list[Ref]:
         return self.names.get(name, []) + self.attrs.get(name, [])

@@ -24,7 +24,7 @@ from review.codebases.catalog import Catalog
 from review.codebases.scan.commands import (Command, notebook_commands, readme_commands, readme_headings,
                                             scripts_in, shell_commands)
 from review.codebases.scan.files import TextFile
-from review.codebases.scan.python import Binding, ModuleInfo, parse_module, parse_notebook
+from review.codebases.scan.python import Binding, ModuleInfo, notebook_cells, parse_module, parse_notebook
 from review.codebases.scan.words import words
 
 Node = tuple[str, str]
@@ -33,6 +33,8 @@ CMD = "cmd:"
 SCRIPT_EXT = (".py", ".sh", ".bash", ".pl", ".lua", ".ipynb")
 LUA_REQUIRE = re.compile(r"""\brequire\s*\(?\s*['"]([\w.]+)['"]""")
 QUOTED = re.compile(r"""(['"])([^'"\n]{1,300})\1""")
+WORD = re.compile(r"[A-Za-z_]\w*")
+DEF_NAME = re.compile(r"^[ \t]*(?:async\s+)?(?:def|class)\s+(\w+)", re.M)
 MIN_DISTINCT = 6  # a name shorter than this is never resolved by being unique
 
 
@@ -41,6 +43,10 @@ class Caller:
     node: Node
     line: int | None
     how: str  # import | call | command | script | entry | class | dispatch
+
+
+def _names_scripts(text: str) -> bool:
+    return any(ext in text for ext in SCRIPT_EXT) or "-m " in text
 
 
 class Repo:
@@ -58,6 +64,9 @@ class Repo:
         self.code_files = [t.rel for t in texts if t.kind in ("python", "notebook")]
         self._modules: dict[str, ModuleInfo | None] = {}
         self._with_word: dict[str, list[str]] = {}
+        self._code_text: dict[str, str] = {}
+        self._words: dict[str, list[str]] | None = None
+        self._def_counts: dict[str, int] = {}
         self._target_cache: dict[tuple[str, int], str | None] = {}
         self.vendored_files: set[str] = set()  # copies of a package's code (set by the evidence collector)
         self.vendored_cells: dict[str, set[int]] = {}  # notebook -> cells holding such a copy
@@ -89,13 +98,16 @@ class Repo:
         lower = s.lower()
         return self.catalog.prelim in lower or any(ext in lower for ext in SCRIPT_EXT) or "/" in s
 
-    def files_with(self, word: str) -> list[str]:
-        """Python files and notebooks whose text contains the word (a cheap pre-filter)."""
-        if word not in self._with_word:
-            rx = re.compile(rf"\b{re.escape(word)}\b")
-            self._with_word[word] = [r for r in self.code_files
-                                     if word in self.files[r].content and rx.search(self.files[r].content)]
-        return self._with_word[word]
+    def code_text(self, rel: str) -> str:
+        """The code of a Python file, or of a notebook's code cells (not its outputs)."""
+        if rel not in self._code_text:
+            f = self.files[rel]
+            if f.kind == "notebook":
+                cells = notebook_cells(f.content) or []
+                self._code_text[rel] = "\n".join(src for _, kind, src in cells if kind == "code")
+            else:
+                self._code_text[rel] = f.content
+        return self._code_text[rel]
 
     def has_name(self, name: str) -> bool:
         """Is there a module file or folder of this name anywhere in the checkout?"""
@@ -120,11 +132,10 @@ class Repo:
     def _read_commands(self, texts: list[TextFile]) -> None:
         for t in texts:
             if t.kind == "readme":
-                self.headings[t.rel] = readme_headings(t.content)
-                cmds = readme_commands(t.rel, t.content, self.headings[t.rel])
-            elif t.kind == "shell":
+                cmds = readme_commands(t.rel, t.content, self.headings_of(t.rel)) if _names_scripts(t.content) else []
+            elif t.kind == "shell" and _names_scripts(t.content):
                 cmds = shell_commands(t.rel, t.content)
-            elif t.kind == "notebook":
+            elif t.kind == "notebook" and ("!" in t.content or "%%" in t.content):
                 cmds = notebook_commands(t.rel, t.content)
             else:
                 cmds = []
@@ -199,12 +210,17 @@ class Repo:
                     return cand
         return None
 
+    def headings_of(self, rel: str) -> list[str]:
+        if rel not in self.headings:
+            self.headings[rel] = readme_headings(self.files[rel].content)
+        return self.headings[rel]
+
     def command_node(self, rel: str, line: int, text: str, cell: int | None) -> Node:
         """The node of a documented command on this line (made if the line runs no script)."""
         for idx, c in enumerate(self.commands):
             if c.file == rel and c.line == line and c.kind == "readme" and c.cell == cell:
                 return (rel, f"{CMD}{idx}")
-        heading = self.headings.get(rel, [])
+        heading = self.headings_of(rel) if rel in self.files and self.files[rel].kind == "readme" else []
         self.commands.append(Command(rel, line, text.strip(), "readme", cell,
                                      heading[line - 1] if 0 < line <= len(heading) else ""))
         return (rel, f"{CMD}{len(self.commands) - 1}")
@@ -317,8 +333,10 @@ class Repo:
             return
         stem = rel[:-len(".py")]
         name = stem.rsplit("/", 1)[-1] if not stem.endswith("/__init__") else stem[:-len("/__init__")].rsplit("/", 1)[-1]
-        for f in self.files_with(name):
-            if f == rel:
+        imports = re.compile(rf"^[ \t]*(?:from|import)\b.*\b{re.escape(name)}\b", re.M)
+        for f in self.files_with_text(name):
+            text = self.code_text(f)
+            if f == rel or not (imports.search(text) or "import (" in text or "import(" in text):
                 continue
             info = self.module(f)
             for b in info.bindings if info else ():
@@ -341,20 +359,54 @@ class Repo:
         if d.parent_kind == "function":
             return  # a nested function is only visible where it is defined
         distinct = len(name) >= MIN_DISTINCT and not name.startswith("__") and self._defined_once(name)
-        named = self.files_with(name)
+        stems = self._import_names(rel)
+        named = [f for f in self.files_with_text(name) if f != rel]
         for f in named:
-            if f == rel:
+            if not distinct and not any(self._has_word(f, stem) for stem in stems):
+                continue  # cannot import the defining module: not a caller, and not worth parsing
+            if name not in self.identifiers(f):
                 continue
             other = self.module(f)
-            if other is None:
-                continue
-            yield from self._refs_from(f, other, rel, d, distinct)
+            if other is not None:
+                yield from self._refs_from(f, other, rel, d, distinct)
         if d.parent == "":  # getattr(module, computed_name) in files that never spell the name
-            for f in self.files_with("getattr"):
-                other = self.module(f) if f != rel and f not in named else None
+            for f in self.files_with_text("getattr"):
+                if f == rel or f in named or not any(self._has_word(f, stem) for stem in stems):
+                    continue
+                other = self.module(f)
                 for scope, line, receiver in other.getattrs if other else ():
                     if any(b.name == receiver and self._reaches(self.binding_target(f, b), rel) for b in other.bindings):
                         yield Caller((f, scope), line, "dispatch")
+
+    def _import_names(self, rel: str) -> set[str]:
+        """Names an import of `rel` must spell: its stem and the folders holding it."""
+        parts = rel[: -len(".py")].split("/") if rel.endswith(".py") else rel.split("/")
+        if parts and parts[-1] == "__init__":
+            parts = parts[:-1]
+        return {p for p in parts[-3:] if p}
+
+    def identifiers(self, rel: str) -> set[str]:
+        info = self.module(rel)
+        return info.identifiers() if info else set()
+
+    def files_with_text(self, word: str) -> list[str]:
+        """Python files and notebooks whose code holds the word as a whole word (no parsing)."""
+        if self._words is None:
+            self._index_words()
+        return self._words.get(word, [])  # type: ignore[union-attr]
+
+    def _index_words(self) -> None:
+        """One pass over the code: which files hold each word, how often each name is defined."""
+        self._words = {}
+        for r in self.code_files:
+            text = self.code_text(r)
+            for w in set(WORD.findall(text)):
+                self._words.setdefault(w, []).append(r)
+            for name in DEF_NAME.findall(text):
+                self._def_counts[name] = self._def_counts.get(name, 0) + 1
+
+    def _has_word(self, rel: str, word: str) -> bool:
+        return rel in self.files_with_text(word)
 
     def _refs_from(self, f: str, other: ModuleInfo, rel: str, d, distinct: bool) -> Iterable[Caller]:  # type: ignore[no-untyped-def]
         name = d.name
@@ -376,13 +428,10 @@ class Repo:
                     yield Caller((f, scope), line, "dispatch")
 
     def _defined_once(self, name: str) -> bool:
-        count = 0
-        for f in self.files_with(name):
-            info = self.module(f)
-            count += sum(1 for d in (info.defs if info else ()) if d.name == name)
-            if count > 1:
-                return False
-        return count == 1
+        """Is exactly one function or class of this name defined in the repository?"""
+        if self._words is None:
+            self._index_words()
+        return self._def_counts.get(name, 0) == 1
 
     # ------------------------------------------------------------------ what a node is for
 

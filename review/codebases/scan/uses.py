@@ -44,12 +44,14 @@ class PythonUses:
         self.occ = occ
         self.declared = declared  # label -> first declaration row
         self.any_calls = Prefilter([r for p in catalog.packages for r in p.calls])
+        self.any_shell = Prefilter([r for p in catalog.packages for r in p.shell])
         tops = {m.split(".")[0].lower() for p in catalog.packages for m in p.imports}
         self.words = tuple(sorted(tops | {catalog.prelim} - {""}))
         self.fetched: dict[tuple[str, int], Fetched] = {}
         self.import_rows: dict[int, list[Evidence]] = {}  # id(import row) -> its use rows
 
-    def may_matter(self, content: str) -> bool:
+    def may_matter(self, rel: str) -> bool:
+        content = self.repo.code_text(rel)
         lower = content.lower()
         return any(w in lower for w in self.words) or self.any_calls.may(content, lower)
 
@@ -63,6 +65,7 @@ class PythonUses:
                 continue
             lines_used |= self._binding(rel, info, b)
         lines_used |= self._calls(rel, info)
+        lines_used |= self._command_strings(rel, info)
         if not self.repo.is_vendored(rel):
             self._custom(rel, info, lines_used)
 
@@ -196,6 +199,23 @@ class PythonUses:
                     cell, ln = info.where(n)
                     self.occ.add(Evidence(p.label, rel, ln, clip(line), "call", cell, identifier=m.group(0),
                                           scope=scope, parser=info.parser), [(rel, scope)])
+                    used.add(n)
+        return used
+
+    def _command_strings(self, rel: str, info: ModuleInfo) -> set[int]:
+        """A tool run from Python: `os.system('files2rouge ref hyp')`, `subprocess.run([...])`."""
+        used: set[int] = set()
+        for scope, n, value in info.strings:
+            lower = value.lower()
+            if not self.any_shell.may(value, lower):
+                continue
+            for p in self.catalog.packages:
+                m = next((m for r in p.shell if (m := hit(r, value, lower))), None)
+                if m and not any(r.search(info.line(n)) for r in p.calls):
+                    cell, ln = info.where(n)
+                    self.occ.add(Evidence(p.label, rel, ln, clip(info.line(n)), "call", cell, identifier=m.group(0).strip(),
+                                          scope=scope, parser=info.parser, reason="a command run from Python"),
+                                 [(rel, scope)])
                     used.add(n)
         return used
 
