@@ -114,10 +114,25 @@ def _lists(rows: list[Evidence], catalog: Catalog, out: Classification) -> None:
                     target.add(implied)
                     out.implied.setdefault(implied, label)
     present -= used
+    _implied_rows(rows, out, used | present)
     order = {label: n for n, label in enumerate(catalog.labels)}
     key = lambda lab: (order.get(lab, len(order)), lab)  # noqa: E731  (custom and unknown labels last)
     out.used = sorted(used, key=key)
     out.present = sorted(present, key=key)
+
+
+def _implied_rows(rows: list[Evidence], out: Classification, listed: set[str]) -> None:
+    """Evidence for a label a wrapper brings (the Perl script): the wrapper's strongest row."""
+    for implied, wrapper in out.implied.items():
+        if implied not in listed:
+            continue
+        candidates = [r for r in rows if r.package == wrapper and not r.superseded and not r.commented and r.role]
+        if not candidates:
+            continue
+        best = min(candidates, key=lambda r: RANK[r.role])
+        rows.append(Evidence(implied, best.file, best.line, best.text, "implied", best.cell, identifier=wrapper,
+                             role=best.role, reason=f"the Perl script that {wrapper} drives ({best.role} there)",
+                             scope=best.scope, parser=best.parser))
 
 
 def declared_rows(rows: list[Evidence]) -> dict[str, Evidence]:

@@ -94,6 +94,10 @@ class Repo:
             self._modules[rel] = info
         return self._modules[rel]
 
+    def parsed(self) -> list[str]:
+        """The Python files and notebooks parsed so far (those the scan had a reason to read)."""
+        return [rel for rel, info in self._modules.items() if info is not None]
+
     def interesting(self, s: str) -> bool:
         lower = s.lower()
         return self.catalog.prelim in lower or any(ext in lower for ext in SCRIPT_EXT) or "/" in s
@@ -235,7 +239,8 @@ class Repo:
             lines = [n for n, (c, _) in enumerate(info.cell_of or [], 1) if c == cell]
             lo, hi = (min(lines), max(lines)) if lines else (0, -1)
             return [(rel, d.qual) for d in info.defs if d.parent == "" and lo <= d.start <= hi]
-        return [(rel, "")] + [(rel, d.qual) for d in info.defs if d.parent == ""]
+        defs = [(rel, d.qual) for d in info.defs if d.parent == ""]
+        return defs or [(rel, "")]  # a copy is used when its functions are called (a script copy: when run)
 
     # ------------------------------------------------------------------ imports
 
@@ -254,7 +259,9 @@ class Repo:
             stem = "/".join(x for x in (base, *parts) if x)
             if not stem:
                 continue
-            for cand in (f"{stem}.py", f"{stem}/__init__.py", f"{stem}/__main__.py" if from_command else ""):
+            installed = base == "src" and "src" not in here[:1]  # a src/ layout installs packages, not loose files
+            for cand in (f"{stem}.py" if not installed else "", f"{stem}/__init__.py",
+                         f"{stem}/__main__.py" if from_command else ""):
                 if cand and cand in self.paths:
                     return cand
             if parts and stem in self.dirs:
@@ -360,18 +367,19 @@ class Repo:
             return  # a nested function is only visible where it is defined
         distinct = len(name) >= MIN_DISTINCT and not name.startswith("__") and self._defined_once(name)
         stems = self._import_names(rel)
-        named = [f for f in self.files_with_text(name) if f != rel]
-        for f in named:
-            if not distinct and not any(self._has_word(f, stem) for stem in stems):
+        done: set[str] = {rel}
+        for f in self.files_with_text(name):
+            if f in done or (not distinct and not any(self._has_word(f, stem) for stem in stems)):
                 continue  # cannot import the defining module: not a caller, and not worth parsing
             if name not in self.identifiers(f):
                 continue
+            done.add(f)
             other = self.module(f)
             if other is not None:
                 yield from self._refs_from(f, other, rel, d, distinct)
         if d.parent == "":  # getattr(module, computed_name) in files that never spell the name
             for f in self.files_with_text("getattr"):
-                if f == rel or f in named or not any(self._has_word(f, stem) for stem in stems):
+                if f in done or not any(self._has_word(f, stem) for stem in stems):
                     continue
                 other = self.module(f)
                 for scope, line, receiver in other.getattrs if other else ():

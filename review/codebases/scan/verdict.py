@@ -46,7 +46,7 @@ def judge(report: ScanReport, occ: Occurrences, cls: Classification, repo: Repo,
         _nothing_missing(missing, undeclared),
         _no_conflict(cls, rows, catalog),
     ]
-    _anti_features(report, cls, rows, missing, catalog)
+    _anti_features(report, cls, rows, missing + _missing_elsewhere(repo, eval_nodes, uses, catalog), catalog)
     failed = [c for c in report.conditions if c.holds is False]
     if report.truncated:
         report.eval_reproducible = None
@@ -184,16 +184,17 @@ def _in_scopes(scope: str, scopes: set[str]) -> bool:
     return scope == "" or any(scope == s or scope.startswith(s + ".") for s in scopes)
 
 
-def _missing(repo: Repo, eval_nodes: set[Node], uses: PythonUses, catalog: Catalog) -> list[dict[str, Any]]:
+def _missing(repo: Repo, eval_nodes: set[Node], uses: PythonUses, catalog: Catalog,
+             metric_only: bool = False) -> list[dict[str, Any]]:
     term = catalog.prelim
     out: list[dict[str, Any]] = []
     for rel, scopes in sorted(_path_scopes(repo, eval_nodes).items()):
         info = repo.module(rel)
         for b in info.bindings if info else ():
-            if not _in_scopes(b.scope, scopes) or repo.is_local(rel, b):
+            if not (metric_only or _in_scopes(b.scope, scopes)) or repo.is_local(rel, b):
                 continue
             named = term and term in b.module.lower()
-            if not (b.level or named) or catalog.packages_of_module(b.dotted)[1]:
+            if not (named or (b.level and not metric_only)) or (not b.level and catalog.packages_of_module(b.dotted)[1]):
                 continue
             missing_part = next((p for p in b.module.split(".") if p and not repo.has_name(p)), "")
             if missing_part and uses.fetch_of(missing_part) is not None:
@@ -201,12 +202,26 @@ def _missing(repo: Repo, eval_nodes: set[Node], uses: PythonUses, catalog: Catal
             cell, line = info.where(b.line)
             out.append({"file": rel, "line": line, "what": "imports", "name": "." * b.level + b.module,
                         "text": info.line(b.line).strip(), "identifier": b.dotted})
-        for line, token in repo.unresolved_strings(rel, "") + [x for s in scopes if s for x in repo.unresolved_strings(rel, s)]:
+        strings = [] if metric_only else repo.unresolved_strings(rel, "") + [
+            x for s in scopes if s for x in repo.unresolved_strings(rel, s)]
+        for line, token in strings:
             if term and term in token.lower() and not _known_file(token, catalog):
                 out.append({"file": rel, "line": line, "what": "runs", "name": token, "text": token, "identifier": token})
-    for (rel, qual), line, token in repo.unresolved_scripts:
+    for (rel, qual), line, token in [] if metric_only else repo.unresolved_scripts:
         if (rel, qual) in eval_nodes and term and term in token.lower() and not _known_file(token, catalog):
             out.append({"file": rel, "line": line, "what": "runs", "name": token, "text": token, "identifier": token})
+    return out
+
+
+def _missing_elsewhere(repo: Repo, eval_nodes: set[Node], uses: PythonUses, catalog: Catalog) -> list[dict[str, Any]]:
+    """Imports named after the metric that nothing in the release (or a download script)
+    provides, off the evaluation path: an anti-feature, not a failed condition."""
+    on_path = {rel for rel, _ in eval_nodes}
+    out = []
+    for rel in sorted(repo.parsed()):
+        if rel in on_path:
+            continue
+        out.extend(_missing(repo, {(rel, "")}, uses, catalog, metric_only=True))
     return out
 
 
