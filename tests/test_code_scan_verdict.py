@@ -110,3 +110,13 @@ def test_a_hand_written_rouge_reached_from_evaluation_is_used(tmp_path):
         "evaluate.py": main_script("from metrics import rouge_l", "print(rouge_l(c, r))"),
     }))
     assert report.packages_used == ["custom"] and report.eval_reproducible is True
+
+
+def test_prose_under_an_installation_heading_declares_nothing(tmp_path):
+    readme = ("## Installation\n\nDownload the datasets from our website.\n\n## Requirements\n\n"
+              "* transformers 4.7.0\n")
+    report = scan(make_repo(tmp_path / "r", {"README.md": readme, "run.py": LOAD_METRIC}))
+    assert report.eval_reproducible is False
+    assert "imports datasets" in report.conditions[2].reasons[0]
+    listed = scan(make_repo(tmp_path / "l", {"README.md": readme + "* datasets\n* rouge-score\n", "run.py": LOAD_METRIC}))
+    assert listed.eval_reproducible is True

@@ -22,6 +22,7 @@ INSTALL = re.compile(r"(?:\bpip3?|\bpython3?\s+-m\s+pip|\bconda|\bmamba|\bpoetry
 REPO_URL = re.compile(r"(?:github\.com|gitlab\.com|bitbucket\.org)[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?(?=$|[/\s#@'\")\]]|\.git)",
                       re.I)
 PYPI_URL = re.compile(r"pypi\.(?:python\.)?org/(?:project|pypi)/([\w.-]+)", re.I)
+REQUIREMENT_LINE = re.compile(r"^\s*(?:[-*+|]|\d+[.)]\s|[\w.-]+\s*(?:[=<>~!]=?\s*[\w.*]+)?\s*$)")
 TIP = re.compile(r"^/(?:issues|pull|discussions|wiki|commit)\b", re.I)
 
 
@@ -84,12 +85,15 @@ class Declarations:
                 self._line(t.rel, i, line, "install" if t.kind != "readme" else "readme", None)
 
     def _requirement_sections(self, t: TextFile, lines: list[str]) -> None:
-        """Lines under a README heading such as "Requirements" or "Installation"."""
+        """List items, table rows, code and bare `name==version` lines under a README heading
+        such as "Requirements" or "Installation" (prose there, "download the datasets", is not
+        a requirement)."""
         wanted = self.catalog.roles.requirement_headings
         headings = readme_headings(t.content)
         for i, line in enumerate(lines, 1):
             h = headings[i - 1]
-            if h and line.strip() and h != line.strip().lstrip("#").strip() and wanted.any(words(h)):
+            if h and line.strip() and h != line.strip().lstrip("#").strip() and wanted.any(words(h)) and (
+                    REQUIREMENT_LINE.match(line) or "`" in line):
                 self._readme_req.append((t.rel, i, line))
 
     def _line(self, rel: str, i: int, line: str, how: str, cell: int | None) -> None:
