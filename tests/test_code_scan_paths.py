@@ -269,3 +269,12 @@ def test_subprocess_running_the_perl_script(tmp_path):
     report = scan(repo)
     assert report.packages_used == [PERL] and report.packages_present == []
     assert report.eval_reproducible is True
+
+
+def test_a_vendored_binary_is_found_by_its_path_and_run_by_a_script(tmp_path):
+    repo = make_repo(tmp_path / "r", {"lib/rouge2-1.2.2.jar": b"PK\x03\x04\x00\x00binary",
+                                      "eval/run_rouge.sh": "java -jar ../lib/rouge2-1.2.2.jar -config cfg.properties\n"})
+    report = scan(repo)
+    assert report.packages_used == ["KG/rouge2"]
+    jar = next(e for e in report.evidence if e.source == "file")
+    assert jar.file == "lib/rouge2-1.2.2.jar" and jar.role == "evaluation" and "eval/run_rouge.sh" in jar.reason

@@ -51,6 +51,7 @@ def scan_tree(root: Path, catalog: Catalog, *, max_files: int = 20_000, max_file
     repo = Repo(texts, paths, catalog)
     occ = Occurrences()
     collector = Collector(catalog, repo, report, occ)
+    collector.collect_paths(paths)
     for t in texts:
         collector.collect(t)
     uses = PythonUses(catalog, repo, occ, declared_rows(occ.rows))

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from review.codebases.scan.python import notebook_cells
 from review.codebases.scan.words import is_comment, words
 
-SCRIPT = re.compile(r"(?:^|(?<=[\s;&|(`'\"=:\[]))((?:[\w.${}~@+-]+/)*[\w${}@+-][\w.${}@+-]*\.(?:py|sh|bash|pl|lua|ipynb))"
+SCRIPT = re.compile(r"(?:^|(?<=[\s;&|(`'\"=:\[]))((?:[\w.${}~@+-]+/)*[\w${}@+-][\w.${}@+-]*\.(?:py|sh|bash|pl|lua|ipynb|jar))"
                     r"(?=$|[\s;&|)`'\",:\]])")
 MODULE = re.compile(r"\bpython[\d.]*\s+(?:-[A-Za-z]\s+)*-m\s+([A-Za-z_][\w.]*)")
 HEADING_MD = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")

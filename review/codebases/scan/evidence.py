@@ -65,11 +65,15 @@ class Collector:
 
     # ------------------------------------------------------------------ per file
 
+    def collect_paths(self, paths: set[str]) -> None:
+        """Every path, readable or not (a vendored jar or WordNet database is binary)."""
+        for rel in sorted(paths):
+            self._by_path(rel)
+
     def collect(self, t: TextFile) -> None:
         lower = t.content.lower()
         if self.catalog.prelim and self.catalog.prelim in lower:
             self.report.rouge_prelim = True
-        self._by_path(t.rel)
         if t.kind == "notebook":
             self._notebook(t)
         elif t.kind == "deps":
@@ -79,7 +83,7 @@ class Collector:
         elif t.kind == "readme" and (self.any_readme.may(t.content, lower) or "install" in lower):
             self._readme(t.rel, t.content.splitlines(), None)
         elif t.kind == "python":
-            self._commented_python(t)
+            self._commented_lines(t.rel, t.content.splitlines(), None)
         elif t.kind == "code":
             self._code(t)
         if t.kind in ("python", "perl"):
@@ -256,9 +260,6 @@ class Collector:
                 self._commented_lines(t.rel, lines, n)
 
     # ------------------------------------------------------------------ code
-
-    def _commented_python(self, t: TextFile) -> None:
-        self._commented_lines(t.rel, t.content.splitlines(), None)
 
     def _commented_lines(self, rel: str, lines: list[str], cell: int | None) -> None:
         """Commented-out imports and calls of a package: alternatives left behind."""

@@ -30,7 +30,7 @@ from review.codebases.scan.words import words
 Node = tuple[str, str]
 ENTRY = "<entry>"
 CMD = "cmd:"
-SCRIPT_EXT = (".py", ".sh", ".bash", ".pl", ".lua", ".ipynb")
+SCRIPT_EXT = (".py", ".sh", ".bash", ".pl", ".lua", ".ipynb", ".jar")
 LUA_REQUIRE = re.compile(r"""\brequire\s*\(?\s*['"]([\w.]+)['"]""")
 QUOTED = re.compile(r"""(['"])([^'"\n]{1,300})\1""")
 WORD = re.compile(r"[A-Za-z_]\w*")
@@ -66,6 +66,7 @@ class Repo:
         self._with_word: dict[str, list[str]] = {}
         self._code_text: dict[str, str] = {}
         self._words: dict[str, list[str]] | None = None
+        self._word_sets: dict[str, set[str]] = {}
         self._def_counts: dict[str, int] = {}
         self._target_cache: dict[tuple[str, int], str | None] = {}
         self.vendored_files: set[str] = set()  # copies of a package's code (set by the evidence collector)
@@ -414,7 +415,9 @@ class Repo:
                 self._def_counts[name] = self._def_counts.get(name, 0) + 1
 
     def _has_word(self, rel: str, word: str) -> bool:
-        return rel in self.files_with_text(word)
+        if word not in self._word_sets:
+            self._word_sets[word] = set(self.files_with_text(word))
+        return rel in self._word_sets[word]
 
     def _refs_from(self, f: str, other: ModuleInfo, rel: str, d, distinct: bool) -> Iterable[Caller]:  # type: ignore[no-untyped-def]
         name = d.name

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from review.codebases.catalog import Catalog, Package
 from review.codebases.scan.evidence import Occurrences
 from review.codebases.scan.python import Binding, ModuleInfo, Ref
-from review.codebases.scan.repo import Node, Repo
+from review.codebases.scan.repo import Repo
 from review.codebases.scan.report import Evidence
 from review.codebases.scan.words import Prefilter, clip, hint, hit
 
@@ -261,7 +261,3 @@ def _visible(assigned_in: str, used_in: str, root: str | None) -> bool:
         cls = assigned_in.rsplit(".", 1)[0] if "." in assigned_in else assigned_in
         return used_in == cls or used_in.startswith(cls + ".")
     return assigned_in == "" or used_in == assigned_in or used_in.startswith(assigned_in + ".")
-
-
-def nodes_of(rows: list[Evidence], occ: Occurrences) -> list[Node]:
-    return [n for r in rows for n in occ.anchors.get(id(r), [])]
