@@ -17,6 +17,7 @@ when the scan was truncated by its caps.
 
 from __future__ import annotations
 
+import fnmatch
 import sys
 from typing import Any
 
@@ -227,8 +228,9 @@ def _missing_elsewhere(repo: Repo, eval_nodes: set[Node], uses: PythonUses, cata
 
 def _known_file(token: str, catalog: Catalog) -> bool:
     """A package's own file (the Perl script), which a user installs: not missing code."""
-    lower = token.lower()
-    return any(r.search(token) for p in catalog.packages for r in p.calls + p.shell) or lower.endswith("rouge-1.5.5.pl")
+    path = "/" + token.lstrip("./")
+    return any(r.search(token) for p in catalog.packages for r in p.calls + p.shell) or any(
+        fnmatch.fnmatchcase(path, "*/" + g.lstrip("*/")) for p in catalog.packages for g in p.files)
 
 
 def _undeclared(repo: Repo, eval_nodes: set[Node], decls: Declarations, rows: list[Evidence],
