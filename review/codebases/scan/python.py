@@ -16,6 +16,7 @@ import re
 import tokenize
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable
 
 from review.codebases.scan.words import is_comment
@@ -155,8 +156,10 @@ def parse_notebook(rel: str, text: str, interesting: Callable[[str], bool]) -> M
     return _parse(rel, lines, cell_of, interesting)
 
 
+@lru_cache(maxsize=32)
 def notebook_cells(text: str) -> list[tuple[int, str, str]] | None:
-    """(cell number, cell type, source) of nbformat 3 and 4 notebooks; None for broken JSON."""
+    """(cell number, cell type, source) of nbformat 3 and 4 notebooks; None for broken JSON.
+    Cached: several steps read the same notebook (callers must not modify the list)."""
     try:
         nb = json.loads(text)
     except ValueError:
@@ -189,7 +192,7 @@ def _parse(rel: str, lines: list[str], cell_of: list[tuple[int, int]] | None,
     else:
         info = ModuleInfo(rel, "ast", None, lines, cell_of)
         try:
-            _AstReader(info, interesting).visit(tree)
+            _AstReader(info, interesting).read(tree)
         except RecursionError:  # pathologically nested code: read it line by line instead
             info = ModuleInfo(rel, "regex", "RecursionError: nested too deeply", lines, cell_of)
             _RegexReader(info, interesting).read()
@@ -197,97 +200,101 @@ def _parse(rel: str, lines: list[str], cell_of: list[tuple[int, int]] | None,
     return info
 
 
-class _AstReader(ast.NodeVisitor):
+class _AstReader:
+    """One pass over the tree with an explicit stack (much cheaper than a NodeVisitor on
+    notebooks of thousands of lines): each entry carries its scope and statement."""
+
     def __init__(self, info: ModuleInfo, interesting: Callable[[str], bool]):
         self.info = info
         self.interesting = interesting
-        self.scopes: list[tuple[str, str]] = [("", "module")]  # (qual, kind)
-        self.stmt: tuple[int, int] = (1, 1)
 
-    @property
-    def scope(self) -> str:
-        return self.scopes[-1][0]
+    def read(self, tree: ast.AST) -> None:
+        info = self.info
+        names, attrs, strings = info.names, info.attrs, info.strings
+        stack: list[tuple[ast.AST, str, str, tuple[int, int]]] = [(tree, "", "module", (1, 1))]
+        pop, push = stack.pop, stack.append
+        while stack:
+            node, scope, kind, stmt = pop()
+            t = type(node)
+            if t is ast.Name:
+                if type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
+                    names.setdefault(node.id, []).append(Ref(scope, node.lineno, stmt))  # type: ignore[attr-defined]
+                continue
+            if t is ast.Constant:
+                v = node.value  # type: ignore[attr-defined]
+                if type(v) is str and len(v) <= MAX_STRING and self.interesting(v):
+                    strings.append((scope, node.lineno, v))  # type: ignore[attr-defined]
+                continue
+            if t is ast.Attribute:
+                root: ast.AST = node.value  # type: ignore[attr-defined]
+                while type(root) in _CHAIN:
+                    root = root.func if type(root) is ast.Call else root.value  # type: ignore[attr-defined]
+                attrs.setdefault(node.attr, []).append(  # type: ignore[attr-defined]
+                    Ref(scope, node.lineno, stmt, root.id if type(root) is ast.Name else ""))  # type: ignore[attr-defined]
+                push((node.value, scope, kind, stmt))  # type: ignore[attr-defined]
+                continue
+            if isinstance(node, ast.stmt):
+                stmt = _span(node)
+                if t in _DEFS:
+                    self._def(node, scope, kind, stmt, push)  # type: ignore[arg-type]
+                    continue
+                self._statement(node, t, scope, kind)
+            elif t is ast.Call:
+                self._call(node, scope)  # type: ignore[arg-type]
+            for field in node._fields:
+                v = getattr(node, field, None)
+                if type(v) is list:
+                    for x in reversed(v):
+                        if isinstance(x, ast.AST):
+                            push((x, scope, kind, stmt))
+                elif isinstance(v, ast.AST):
+                    push((v, scope, kind, stmt))
 
-    def visit(self, node: ast.AST) -> Any:
-        if isinstance(node, ast.stmt):
-            saved = self.stmt
-            self.stmt = _span(node)
-            try:
-                return super().visit(node)
-            finally:
-                self.stmt = saved
-        return super().visit(node)
-
-    def _def(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, kind: str) -> None:
-        for dec in node.decorator_list:
-            self.visit(dec)
-        if isinstance(node, ast.ClassDef):
-            for b in node.bases + [k.value for k in node.keywords]:
-                self.visit(b)
+    def _def(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, scope: str, kind: str,
+             stmt: tuple[int, int], push: Callable[[Any], None]) -> None:
+        own = "class" if type(node) is ast.ClassDef else "function"
+        qual = f"{scope}.{node.name}" if scope else node.name
+        self.info.defs.append(Def(qual, node.name, own, node.lineno, node.end_lineno or node.lineno, scope, kind))
+        for child in reversed(node.body):
+            push((child, qual, own, stmt))
+        outer: list[ast.AST] = list(node.decorator_list)
+        if type(node) is ast.ClassDef:
+            outer += node.bases + [k.value for k in node.keywords]  # type: ignore[union-attr]
         else:
-            self.visit(node.args)
-            if node.returns is not None:
-                self.visit(node.returns)
-        parent, parent_kind = self.scopes[-1]
-        qual = f"{parent}.{node.name}" if parent else node.name
-        self.info.defs.append(Def(qual, node.name, kind, node.lineno, node.end_lineno or node.lineno, parent,
-                                  parent_kind))
-        self.scopes.append((qual, kind))
-        for child in node.body:
-            self.visit(child)
-        self.scopes.pop()
+            outer.append(node.args)  # type: ignore[union-attr]
+            if node.returns is not None:  # type: ignore[union-attr]
+                outer.append(node.returns)  # type: ignore[union-attr]
+        for child in outer:
+            push((child, scope, kind, stmt))
 
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        self._def(node, "function")
+    def _statement(self, node: ast.stmt, t: type, scope: str, kind: str) -> None:
+        info = self.info
+        if t is ast.Import:
+            for a in node.names:  # type: ignore[attr-defined]
+                info.bindings.append(Binding(a.asname or a.name.split(".")[0], a.name, None, 0, node.lineno, scope))
+        elif t is ast.ImportFrom:
+            for a in node.names:  # type: ignore[attr-defined]
+                info.bindings.append(Binding(a.asname or a.name, node.module or "",  # type: ignore[attr-defined]
+                                             a.name if a.name != "*" else None, node.level or 0,  # type: ignore[attr-defined]
+                                             node.lineno, scope))
+        elif t is ast.If:
+            if scope == "" and _is_main_guard(node.test):  # type: ignore[attr-defined]
+                info.has_main = True
+        elif t is ast.Expr:
+            if kind == "module" and type(node.value) is ast.Call:  # type: ignore[attr-defined]
+                info.top_calls = True
+        elif t is ast.Assign:
+            self._assigned(list(node.targets), node)  # type: ignore[attr-defined]
+        elif t is ast.AnnAssign:
+            self._assigned([node.target], node)  # type: ignore[attr-defined]
+        elif t is ast.With or t is ast.AsyncWith:
+            self._assigned([i.optional_vars for i in node.items if i.optional_vars is not None], node)  # type: ignore[attr-defined]
 
-    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
-        self._def(node, "function")
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self._def(node, "class")
-
-    def visit_Import(self, node: ast.Import) -> None:
-        for a in node.names:
-            bound = a.asname or a.name.split(".")[0]
-            self.info.bindings.append(Binding(bound, a.name, None, 0, node.lineno, self.scope))
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        for a in node.names:
-            self.info.bindings.append(Binding(a.asname or a.name, node.module or "", a.name if a.name != "*" else None,
-                                              node.level or 0, node.lineno, self.scope))
-
-    def visit_Name(self, node: ast.Name) -> None:
-        if isinstance(node.ctx, ast.Load):
-            self.info.names.setdefault(node.id, []).append(Ref(self.scope, node.lineno, self.stmt))
-
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        root: ast.AST = node.value
-        while isinstance(root, (ast.Attribute, ast.Call, ast.Subscript)):
-            root = root.value if not isinstance(root, ast.Call) else root.func
-        self.info.attrs.setdefault(node.attr, []).append(
-            Ref(self.scope, node.lineno, self.stmt, root.id if isinstance(root, ast.Name) else ""))
-        self.visit(node.value)
-
-    def visit_Constant(self, node: ast.Constant) -> None:
-        if isinstance(node.value, str) and len(node.value) <= MAX_STRING and self.interesting(node.value):
-            self.info.strings.append((self.scope, node.lineno, node.value))
-
-    def visit_Call(self, node: ast.Call) -> None:
+    def _call(self, node: ast.Call, scope: str) -> None:
         f = node.func
-        if (isinstance(f, ast.Name) and f.id == "getattr" and len(node.args) >= 2
-                and isinstance(node.args[0], ast.Name) and not isinstance(node.args[1], ast.Constant)):
-            self.info.getattrs.append((self.scope, node.lineno, node.args[0].id))
-        self.generic_visit(node)
-
-    def visit_If(self, node: ast.If) -> None:
-        if self.scope == "" and _is_main_guard(node.test):
-            self.info.has_main = True
-        self.generic_visit(node)
-
-    def visit_Expr(self, node: ast.Expr) -> None:
-        if self.scopes[-1][1] == "module" and isinstance(node.value, ast.Call):
-            self.info.top_calls = True
-        self.generic_visit(node)
+        if (type(f) is ast.Name and f.id == "getattr" and len(node.args) >= 2
+                and type(node.args[0]) is ast.Name and type(node.args[1]) is not ast.Constant):
+            self.info.getattrs.append((scope, node.lineno, node.args[0].id))  # type: ignore[attr-defined]
 
     def _assigned(self, targets: list[ast.AST], node: ast.stmt) -> None:
         names: list[str] = []
@@ -305,17 +312,9 @@ class _AstReader(ast.NodeVisitor):
         if names:
             self.info.assigned.setdefault(node.lineno, []).extend(names)
 
-    def visit_Assign(self, node: ast.Assign) -> None:
-        self._assigned(list(node.targets), node)
-        self.generic_visit(node)
 
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
-        self._assigned([node.target], node)
-        self.generic_visit(node)
-
-    def visit_With(self, node: ast.With) -> None:
-        self._assigned([i.optional_vars for i in node.items if i.optional_vars is not None], node)
-        self.generic_visit(node)
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_CHAIN = (ast.Attribute, ast.Call, ast.Subscript)
 
 
 def _span(node: ast.stmt) -> tuple[int, int]:
