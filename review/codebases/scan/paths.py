@@ -115,12 +115,18 @@ class Walker:
                     neutral = neutral or PathResult(UNREACHED, result.path, None, neutral=True)
                 else:
                     training = training or result
-            for c in callers:
+            for c in sorted(callers, key=self._evaluation_first):
                 nxt = (c.node, self._decide(st, c.node))
                 if nxt not in parent:
                     parent[nxt] = (node, st)
                     queue.append(nxt)
         return training or neutral or PathResult(UNREACHED)
+
+    def _evaluation_first(self, caller) -> int:  # type: ignore[no-untyped-def]
+        """Visit first the callers whose own words say evaluation (the README's "Test"
+        command before its "Train" one), so the path shown is the telling one."""
+        words = [w for group in self.repo.groups(caller.node) for w in group]
+        return 0 if (self.roles.evaluation_strong.any(words) or self.roles.evaluation.any(words)) else 1
 
     def _is_entry(self, node: Node) -> bool:
         return node[1] == ENTRY or node[1].startswith(CMD)
