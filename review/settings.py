@@ -151,7 +151,7 @@ class ComputeSettings(Section):
     counts_as_package: dict[str, bool] = Field(default_factory=dict, description="per package label: whether citing it counts as citing a package (R1, Figure 1); labels not listed count")
     packages: str = Field("", description="package catalog: aliases and software errors (empty = the metric's packages file)")
     rule_set: str = Field("", description="rule set whose automated labels are used: name or sha256 prefix (empty = newest)")
-    automated_code_metric: bool = Field(True, description="without a human C2, a scanned codebase with one package and no anti-features counts as a complete evaluation of the metric")
+    automated_code_metric: bool = Field(True, description="without a human C2, the code scan's verdict (eval_reproducible) is the C2 answer; off: C2 stays unknown")
 
     @model_validator(mode="before")
     @classmethod

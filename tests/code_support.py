@@ -63,3 +63,30 @@ def add_paper(db: Database, ident: str, title: str, *, text: str | None = None, 
         if text is not None:
             s.add(PaperText(paper_id=p.id, content=text, chars=len(text), outcome="ok"))
         return p.id
+
+
+def main_script(*lines: str) -> str:
+    """A Python script that runs `lines` (one statement each, first the imports) under a
+    `__main__` guard, as research evaluation scripts do."""
+    imports = [ln for ln in lines if ln.startswith(("import ", "from "))]
+    body = [ln for ln in lines if ln not in imports]
+    return "\n".join(imports) + "\n\n\ndef main():\n" + "".join(f"    {ln}\n" for ln in body) + (
+        "\n\nif __name__ == '__main__':\n    main()\n")
+
+
+def scan(root: Path, **kw: Any):  # type: ignore[no-untyped-def]
+    """The scan of one checkout with the project's catalog."""
+    from review.codebases.scan import scan_tree
+
+    return scan_tree(root, _catalog(), **kw)
+
+
+_CATALOG: list[Any] = []
+
+
+def _catalog() -> Any:
+    if not _CATALOG:
+        from review.codebases.catalog import load_catalog
+
+        _CATALOG.append(load_catalog())
+    return _CATALOG[0]

@@ -191,7 +191,8 @@ def text(name: str, *lines: str) -> dict:
 
 def seed_code(db, paper_ids: list[int] | None = None) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     """Two scanned codebases (on the first paper unless named): one whose repository is gone
-    (predicted C0 = no), one with a package and an anti-feature; their ids (gone, alive)."""
+    (predicted C0 = no), one with a package, an anti-feature and the scan's C2 verdict "no";
+    their ids (gone, alive)."""
     from sqlalchemy import select
 
     from review.db.models import Codebase, CodeFinding, Paper
@@ -203,7 +204,8 @@ def seed_code(db, paper_ids: list[int] | None = None) -> tuple[int, int]:  # typ
                                                       ("exists", ["GL/rougescore"], ["several packages"]))):
             cb = Codebase(paper_id=pid, url=f"https://github.com/o/r{pid}-{n}", host="github.com", owner="o",
                           name=f"r{pid}-{n}", lookup_status=status, code_metric_prelim=True, scan_outcome="ok",
-                          scan_commit="abc123", packages=packages, anti_features=anti)
+                          scan_commit="abc123", packages=packages, anti_features=anti,
+                          eval_reproducible=False if packages else None)
             s.add(cb)
             s.flush()
             s.add(CodeFinding(codebase_id=cb.id, kind="package", source="import", label="GL/rougescore",

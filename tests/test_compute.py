@@ -179,7 +179,8 @@ def test_a_reviewers_c0_no_takes_the_codebase_out(db):
     reviewer says the repository is not the paper's code (C0 = no)."""
     from tests.compute_support import add_paper, decision
     known_corpus(db)
-    pid, (cid,) = add_paper(db, "q01", codes=[{"packages": ["rouge-score"], "anti_features": []}])
+    pid, (cid,) = add_paper(db, "q01", codes=[{"packages": ["rouge-score"], "anti_features": [],
+                                              "eval_reproducible": True}])
     run_compute(db, Settings())
     before = _row(db, pid)
     assert (before.has_code, before.code_metric, before.r3, before.reproducible) == (True, True, True, True)
@@ -195,8 +196,9 @@ def test_a_reviewers_c0_no_takes_the_codebase_out(db):
 def test_codebase_c1_and_c2_answers_count_per_codebase(db):
     from tests.compute_support import add_paper, decision
     known_corpus(db)
-    pid, (a, b) = add_paper(db, "q02", codes=[{"packages": ["rouge-score"], "anti_features": []},
-                                              {"packages": [], "anti_features": []}])
+    pid, (a, b) = add_paper(db, "q02", codes=[{"packages": ["rouge-score"], "anti_features": [],
+                                               "eval_reproducible": True},
+                                              {"packages": [], "anti_features": [], "eval_reproducible": False}])
     _decide(db, decision(codebase_id=a, question="C0", answer="yes", annotator="r1"),
             decision(codebase_id=a, question="C1", answer=["MS/rouge"], annotator="r1"),
             decision(codebase_id=a, question="C2", answer="no", annotator="r1"))

@@ -64,13 +64,15 @@ def generate(db, n: int, seed: int) -> list[dict]:
                                     annotated_at=T0 + timedelta(minutes=k), origin="file:gen",
                                     annotation_ref=f"{i}-p0-{k}"))
             t["code"] = t["text"] and rng.random() < 0.4
-            t["code_names"], t["anti"], t["c2_votes"] = [], False, []
+            t["code_names"], t["anti"], t["verdict"], t["c2_votes"] = [], False, None, []
             if t["code"]:
                 t["code_names"] = rng.sample(NAMES, rng.randint(0, 2))
                 t["anti"] = rng.random() < 0.3
+                t["verdict"] = rng.choice([True, False, None])  # the scan's C2 (None: it could not tell)
                 cb = Codebase(paper_id=p.id, url=f"https://github.com/g/{i}", scan_outcome="ok",
                               packages=[w for w, _, _ in t["code_names"]],
-                              anti_features=["several ROUGE packages"] if t["anti"] else [])
+                              anti_features=["several ROUGE packages"] if t["anti"] else [],
+                              eval_reproducible=t["verdict"])
                 s.add(cb)
                 s.flush()
                 t["c2_votes"] = [rng.random() < 0.5 for _ in range(rng.choice([0, 1, 3]))]
@@ -101,7 +103,7 @@ def oracle(t: dict) -> dict:
     if t["c2_votes"]:
         c2 = majority(t["c2_votes"])
     elif t["code"]:
-        c2 = len(code) == 1 and not t["anti"]
+        c2 = t["verdict"]
     else:
         c2 = None
     r1 = bool(paper) and t["params"]

@@ -575,7 +575,8 @@ def test_code_review_queue_and_pull(sdb, settings, ls_server, reviewers):
             cb = Codebase(paper_id=pid, url=f"https://github.com/o/r{n}", host="github.com", owner="o", name=f"r{n}",
                           lookup_status="deleted" if n else "exists", code_metric_prelim=True, scan_outcome="ok",
                           scan_commit="abc123", packages=["GL/rougescore"] if n == 0 else [],
-                          anti_features=["several packages"] if n == 0 else [])
+                          anti_features=["several packages"] if n == 0 else [],
+                          eval_reproducible=False if n == 0 else None)  # the scan's C2: the proposal
             s.add(cb)
             s.flush()
             s.add(CodeFinding(codebase_id=cb.id, kind="package", source="import", label="GL/rougescore",

@@ -83,13 +83,14 @@ def test_the_catalog_holds_post_2018_and_names_its_sources():
     ({"eval.sh": "perl mosesdecoder/scripts/generic/multi-bleu.perl ref.tok < out.tok\n"}, ["multi-bleu.perl"], []),
     ({"eval.sh": "perl multi-bleu-detok.perl ref < out.detok\n"}, ["multi-bleu-detok.perl"], []),
     ({"eval.sh": "perl mteval-v13a.pl -r ref.sgm -s src.sgm -t out.sgm -c\n"}, ["mteval-v13a"], []),
-    ({"bleu.py": "from nltk.translate.bleu_score import corpus_bleu, SmoothingFunction\n"}, ["NLTK"], []),
-    ({"bleu.py": "from torchtext.data.metrics import bleu_score\n"}, ["torchtext"], []),
-    ({"m.py": "import evaluate\nbleu = evaluate.load(\"sacrebleu\")\n", "requirements.txt": "sacrebleu\nevaluate\n"},
+    ({"bleu.py": "from nltk.translate.bleu_score import corpus_bleu, SmoothingFunction\n\nprint(corpus_bleu(refs, hyps))\n"}, ["NLTK"], []),
+    ({"bleu.py": "from torchtext.data.metrics import bleu_score\n\nprint(bleu_score(candidates, references))\n"}, ["torchtext"], []),
+    ({"m.py": "import evaluate\nbleu = evaluate.load(\"sacrebleu\")\nprint(bleu.compute(predictions=p, references=r))\n",
+      "requirements.txt": "sacrebleu\nevaluate\n"},
      ["HF sacrebleu"], []),
     ({"run.sh": "fairseq-generate data --path ckpt.pt --remove-bpe > gen.out\nfairseq-score --sys h --ref r\n"},
      ["fairseq-score"], []),
-    ({"eval.sh": "perl multi-bleu.perl ref < out\n", "score.py": "import sacrebleu\n"},
+    ({"eval.sh": "perl multi-bleu.perl ref < out\n", "score.py": "import sacrebleu\n\nprint(sacrebleu.corpus_bleu(h, [r]))\n"},
      ["SacreBLEU", "multi-bleu.perl"], ["several_packages"]),
 ])
 def test_the_code_scan_knows_bleu_packages(tmp_path, files, packages, anti):

@@ -43,7 +43,7 @@ def test_sample_survey_end_to_end_then_rerun_is_identical(cli, tmp_path):
         assert rows[ident]["paper_rouge"] == "false"
     assert rows["2018.sample-1.1"]["r1"] == "true" and "ROUGE-1.5.5" in rows["2018.sample-1.1"]["paper_packages"]
     assert rows["2020.sample-1.4"]["r2"] == "true" and json.loads(rows["2020.sample-1.4"]["paper_packages"]) == ["MS/rouge"]
-    assert json.loads(rows["2020.sample-1.5"]["code_packages"]) == ["PT/files2rouge"]
+    assert json.loads(rows["2020.sample-1.5"]["code_packages"]) == ["PT/files2rouge", "ROUGE-1.5.5"]  # wrapper + Perl script
     assert json.loads(rows["2022.sample-1.11"]["paper_packages"]) == ["DD/sacrerouge"]
     assert rows["2022.sample-1.11"]["software_error"] == "false"
     with (exports / "prisma.csv").open() as fh:

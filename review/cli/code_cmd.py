@@ -106,11 +106,17 @@ def scan(
     json_: JsonOpt = False,
     metric: MetricOpt = None,
 ) -> None:
-    """Infer which of the metric's packages code uses (dependencies, imports, scripts, notebooks, README).
+    """Infer which of the metric's packages produce a codebase's scores (C1), which it merely carries, and C2.
+
+    Reads, never runs, the code: dependency files, README commands, shell scripts,
+    notebooks and Python (followed from the entry points to each use). Each piece of
+    evidence has a role (evaluation, training, unreached, declared, vendored, docs,
+    commented) and the reason for it; the C2 verdict names each failed condition.
 
     Example:
 
     \b
+        review code scan ./my-summarizer
         review code scan ./my-summarizer --json
         review code scan https://github.com/owner/name --json
         review code scan --limit 100
@@ -126,22 +132,38 @@ def scan(
         if json_:
             print_json(report.as_dict())
         else:
-            print_table(f"{report.target}", ["package", "file", "line", "source", "text"],
-                        [(e.package + (" (commented)" if e.commented else " (superseded)" if e.superseded else ""),
-                          e.file, e.line if e.cell is None else f"cell {e.cell}:{e.line}", e.source, e.text)
-                         for e in report.evidence])
-            for a in report.anti_features:
-                typer.echo(f"anti-feature {a.feature}: {a.detail}" + (f" [{a.file}:{a.line}]" if a.file else ""))
+            _print_report(report)
         term = load_catalog(app_ctx.settings.code.catalog or None, app_ctx.settings).prelim
-        summary(f"packages: {', '.join(report.packages) or 'none'}; mentions {term!r}: "
+        summary(f"packages used: {', '.join(report.packages_used) or 'none'}; present: "
+                f"{', '.join(report.packages_present) or 'none'}; C2: {report.verdict}; mentions {term!r}: "
                 f"{'yes' if report.prelim else 'no'}; anti-features: {', '.join(report.anti_feature_names) or 'none'}")
         return
     result = run_scan(app_ctx.database(), app_ctx.settings, limit=limit, rescan=rescan, retry_failed=retry_failed,
                       only_prelim=only_prelim, refresh_clones=refresh)
     if json_:
         print_json({"run": result.run_id, "counts": dict(sorted(result.counts.items())),
-                    "packages": dict(result.packages.most_common())})
+                    "packages": dict(result.packages.most_common()), "c2": dict(sorted(result.verdicts.items()))})
     summary(result.summary())
     failed = sum(v for k, v in result.counts.items() if k not in ("ok", "skipped_deleted"))
     if failed:
         raise ItemsFailed(f"{failed} codebases could not be scanned", hint="see `review status`; rerun with --retry-failed")
+
+
+def _print_report(report) -> None:  # type: ignore[no-untyped-def]
+    """One scan for a person: the evidence with roles, the four C2 conditions, anti-features, limits."""
+    lists = {p: "present" for p in report.packages_present}
+    lists.update({p: "used" for p in report.packages_used})
+    print_table(report.target, ["package", "list", "role", "file", "line", "source", "text", "reason"],
+                [(e.package + (" (superseded)" if e.superseded else ""), lists.get(e.package, "-"), e.role, e.file,
+                  e.line if e.cell is None else f"cell {e.cell}:{e.line}", e.source, e.text, e.reason)
+                 for e in report.evidence])
+    print_table(f"C2 (does the evaluation look reproducible?): {report.verdict}", ["condition", "holds", "why"],
+                [(f"{c.number} {c.name}", "unknown" if c.holds is None else ("yes" if c.holds else "no"),
+                  "; ".join(c.reasons) or "; ".join(str(r.get("reason", "")) for r in c.evidence[:2]))
+                 for c in report.conditions])
+    for reason in report.eval_reproducible_reason:
+        typer.echo(f"C2 {report.verdict}: {reason}")
+    for a in report.anti_features:
+        typer.echo(f"anti-feature {a.feature}: {a.detail}" + (f" [{a.file}:{a.line}]" if a.file else ""))
+    for limit in report.limits:
+        typer.echo(f"limit: {limit}")

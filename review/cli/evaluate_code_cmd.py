@@ -11,7 +11,6 @@ from review.cli import context
 from review.cli.evaluate_cmd import evaluate_app
 from review.cli.options import JsonOpt
 from review.cli.output import err_console, print_json, print_table, summary
-from rich.markup import escape
 
 THRESHOLDS_NOT_MET = 1
 
@@ -73,7 +72,7 @@ def _print(result: Any) -> None:
     counts = c2.counts
     rows.append(("eval_reproducible", c2.items, f"{c2.agreed}/{c2.items} agree", _f(c2.agreement),
                  _f(counts.precision), _f(counts.recall), _f(counts.f1)))
-    print_table(escape(f"{result.gold}: scores"), ["question", "repositories", "exact", "share", "precision", "recall", "F1"],
+    print_table(f"{result.gold}: scores", ["question", "repositories", "exact", "share", "precision", "recall", "F1"],
                 rows)
     table = c2.as_dict()["table"]
     print_table("eval_reproducible: expected x proposed", ["expected", "true", "false", "unknown"],
@@ -89,8 +88,8 @@ def _print(result: Any) -> None:
     print_table("per label (tp/fp/fn)", ["label", "used tp/fp/fn", "used P", "used R",
                                          "present tp/fp/fn", "present P", "present R"], label_rows)
     print_table("disagreements", ["repo", "question", "expected", "proposed", "evidence"],
-                [(d.repo, d.question, escape(_v(d.expected)), escape(_v(d.proposed)), escape(_evidence(d.evidence)))
-                 for d in result.disagreements])  # evidence is repository text: brackets are not markup
+                [(d.repo, d.question, _v(d.expected), _v(d.proposed), _evidence(d.evidence))
+                 for d in result.disagreements])  # print_table shows repository text as text
     for r in result.failed:
         err_console.print(f"scan failed: {r.repo}: {r.failed}", markup=False)
 

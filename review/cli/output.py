@@ -1,6 +1,9 @@
 """Printing results: JSON for machines, rich tables for people, both on stdout.
 
 Whatever is printed here passes `review.redact` first, like stored values and log lines.
+Text printed here comes from papers, repositories and settings, never from us: square
+brackets in it (`[cell 3]`, `x[0]`, `[OPTIONS]`) are text, not rich markup, so titles, cells
+and summaries are printed as plain `Text`.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any, Iterable, Sequence
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from review.redact import redact
 
@@ -35,14 +39,15 @@ def print_json(obj: Any) -> None:
 
 
 def print_table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-    table = Table(title=title, title_justify="left", show_lines=False)
+    """A table whose title, headers and cells are shown exactly as given (no markup)."""
+    table = Table(title=None if title is None else Text(title), title_justify="left", show_lines=False)
     for col in columns:
-        table.add_column(col, overflow="fold")
+        table.add_column(Text(col), overflow="fold")
     for row in rows:
-        table.add_row(*("" if v is None else redact(str(v)) for v in row))
+        table.add_row(*(Text("" if v is None else redact(str(v))) for v in row))
     console.print(table)
 
 
 def summary(text: str) -> None:
     """The one-line summary every command ends with (stderr, so --json stays clean)."""
-    err_console.print(redact(text))
+    err_console.print(redact(text), markup=False)

@@ -2,9 +2,13 @@
 
 Two ways in: `scan_target` scans one local directory, archive or repository URL and
 touches no database (for a quick look or an author's own check); `run_scan` drains the
-`scan` queue of linked codebases, writes packages, anti-features and evidence rows, and
-records a run. Evidence rows are automated findings: a rescan replaces them; human
-decisions live elsewhere and are never touched.
+`scan` queue of linked codebases, writes the packages used (C1, `packages`) and present,
+the automated C2 verdict with its reasons, anti-features and evidence rows (each with its
+role and reason), and records a run. Evidence rows are automated findings: a rescan
+replaces them; human decisions live elsewhere and are never touched. Where the database
+knows the paper's own package labels (P4: a human answer, else the automated label), a
+code package that differs from them is the appendix B anti-feature
+`package_differs_from_paper`.
 """
 
 from __future__ import annotations
@@ -19,10 +23,10 @@ from sqlalchemy import delete, or_, select, update
 from review.codebases.catalog import Catalog, load_catalog
 from review.metric import metric_holding
 from review.codebases.fetch import Checkout, FetchFailed, cache_path, git_clone, is_archive, unpack_archive
-from review.codebases.scan import ScanReport, scan_tree
+from review.codebases.scan import AntiFeature, ScanReport, scan_tree
 from review.codebases.urls import parse_repo_url
 from review.db.base import utcnow
-from review.db.models import Codebase, CodeFinding, WorkItem
+from review.db.models import Codebase, CodeFinding, HumanDecision, PaperLabel, WorkItem
 from review.db.session import Database
 from review.errors import InputFileError
 from review.log import get_logger
@@ -81,7 +85,8 @@ def scan_target(settings: Settings, target: str, *, catalog: Catalog | None = No
 @dataclass
 class ScanResult:
     counts: Counter[str] = field(default_factory=Counter)
-    packages: Counter[str] = field(default_factory=Counter)
+    packages: Counter[str] = field(default_factory=Counter)  # packages used (C1)
+    verdicts: Counter[str] = field(default_factory=Counter)  # automated C2: true / false / unknown
     run_id: int | None = None
     held: Held = field(default_factory=Held)  # what other scan workers still hold
 
@@ -90,8 +95,9 @@ class ScanResult:
         top = ", ".join(f"{k} {v}" for k, v in self.packages.most_common(5)) or "none"
         failed = sum(v for k, v in c.items() if k not in ("ok", "skipped_deleted"))
         held = f"; {self.held.note()}" if self.held.note() else ""
+        c2 = ", ".join(f"{k} {self.verdicts[k]}" for k in ("true", "false", "unknown") if self.verdicts[k]) or "none"
         return (f"scanned {c['ok']} codebases ({failed} failed, {c['skipped_deleted']} deleted on GitHub skipped); "
-                f"packages: {top}{held}")
+                f"packages used: {top}; C2: {c2}{held}")
 
 
 def run_scan(db: Database, settings: Settings, *, limit: int | None = None, rescan: bool = False,
@@ -131,6 +137,7 @@ def run_scan(db: Database, settings: Settings, *, limit: int | None = None, resc
         result.counts.update(outcomes)
         result.held = held(db, STAGE)
         run.counts.update({f"package:{k}": v for k, v in result.packages.items()})
+        run.counts.update({f"c2:{k}": v for k, v in result.verdicts.items()})
         run.summary = result.summary()
     return result
 
@@ -155,25 +162,74 @@ def _scan_one(session, settings: Settings, catalog: Catalog, codebase_id: int, r
         cb.scanned_at = utcnow()
         return exc.reason
     report = scan_tree(checkout.path, catalog, target=cb.url, **_limits(settings))
+    report.commit = checkout.commit
+    paper_packages, where = paper_package_labels(session, cb.paper_id, catalog)
+    report.anti_features += differs_from_paper(report, paper_packages, where, catalog)
     session.execute(delete(CodeFinding).where(CodeFinding.codebase_id == cb.id))
-    for e in report.evidence:
-        session.add(CodeFinding(codebase_id=cb.id, kind="package", label=e.package, file=e.file,
-                                line=e.line, text=_finding_text(e), source=e.source,
-                                rules_sha256=catalog.sha256, run_id=run.id))
-    for a in report.anti_features:
-        session.add(CodeFinding(codebase_id=cb.id, kind="anti_feature", label=a.feature, file=a.file or "",
-                                line=a.line, text=(a.text or a.detail)[:2000], source=None,
-                                rules_sha256=catalog.sha256, run_id=run.id))
-    cb.packages = report.packages
+    for row in finding_rows(report, catalog.sha256, run.id):
+        session.add(CodeFinding(codebase_id=cb.id, **row))
+    cb.packages = report.packages_used
+    cb.packages_present = report.packages_present
+    cb.eval_reproducible = report.eval_reproducible
+    cb.eval_reproducible_reason = "; ".join(report.eval_reproducible_reason)[:4000] or None
     cb.anti_features = report.anti_feature_names
     cb.scan_metric_prelim = report.prelim
     cb.scan_commit = checkout.commit
     cb.scan_outcome, cb.scan_reason = "ok", ("truncated" if report.truncated else None)
     skipped = ", ".join(f"{k} {v}" for k, v in sorted(report.skipped.items()))
     cb.scan_detail = f"{report.files_read} files read of {report.files_seen}" + (f"; skipped: {skipped}" if skipped else "")
+    if report.limits:
+        cb.scan_detail += "; limits: " + "; ".join(report.limits)
     cb.scanned_at = utcnow()
-    result.packages.update(report.packages)
+    result.packages.update(report.packages_used)
+    result.verdicts[report.verdict] += 1
     return "ok"
+
+
+def finding_rows(report: ScanReport, sha256: str, run_id: int | None) -> list[dict[str, object]]:
+    """The code_findings rows of one scan: evidence, anti-features and the four C2 conditions."""
+    rows: list[dict[str, object]] = []
+    for e in report.evidence:
+        rows.append({"kind": "package", "label": e.package, "file": e.file, "line": e.line, "text": _finding_text(e),
+                     "source": e.source, "role": e.role or None, "reason": (e.reason or None) and e.reason[:4000],
+                     "rules_sha256": sha256, "run_id": run_id})
+    for a in report.anti_features:
+        rows.append({"kind": "anti_feature", "label": a.feature, "file": a.file or "", "line": a.line,
+                     "text": (a.text or a.detail)[:2000], "source": None, "role": None, "reason": a.detail[:4000],
+                     "rules_sha256": sha256, "run_id": run_id})
+    for c in report.conditions:
+        first = c.evidence[0] if c.evidence else {}
+        state = "unknown" if c.holds is None else ("holds" if c.holds else "fails")
+        rows.append({"kind": "condition", "label": f"C2.{c.number} {c.name}", "file": str(first.get("file") or ""),
+                     "line": first.get("line") if isinstance(first.get("line"), int) else None,
+                     "text": ("; ".join(c.reasons) or state)[:2000], "source": None, "role": state,
+                     "reason": "; ".join(c.reasons)[:4000] or None, "rules_sha256": sha256, "run_id": run_id})
+    return rows
+
+
+def paper_package_labels(session, paper_id: int, catalog: Catalog) -> tuple[list[str], str]:  # type: ignore[no-untyped-def]
+    """The paper's own package labels (P4): the newest human answer, else the newest automated label."""
+    human = session.scalars(select(HumanDecision).where(
+        HumanDecision.paper_id == paper_id, HumanDecision.codebase_id.is_(None), HumanDecision.question == "P4",
+        HumanDecision.deleted.is_(False)).order_by(HumanDecision.annotated_at.desc(), HumanDecision.id.desc())).first()
+    if human is not None and isinstance(human.answer, list):
+        return [str(a) for a in human.answer], f"the reviewer's P4 answer ({human.annotator})"
+    label = session.scalars(select(PaperLabel).where(PaperLabel.paper_id == paper_id)
+                            .order_by(PaperLabel.labeled_at.desc(), PaperLabel.id.desc())).first()
+    if label is not None:
+        return list(label.packages or []), "the paper's automated P4 label"
+    return [], ""
+
+
+def differs_from_paper(report: ScanReport, paper: list[str], where: str, catalog: Catalog) -> list[AntiFeature]:
+    """Appendix B: the code's package differs from the one the paper cites (both known, none shared)."""
+    generic = set(catalog.generic) | {"NONE", "none"}
+    cited = {p for p in paper if p not in generic}
+    used = set(report.packages_used) - {"custom"}
+    if not cited or not used or cited & used:
+        return []
+    return [AntiFeature("package_differs_from_paper",
+                        f"the code uses {', '.join(sorted(used))}; {where} cites {', '.join(sorted(cited))}")]
 
 
 def _finding_text(e) -> str:  # type: ignore[no-untyped-def]

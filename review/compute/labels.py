@@ -26,8 +26,9 @@ class CodeInput:
     official: bool | None
     code_metric_prelim: bool | None
     scanned: bool
-    packages: list[str]
+    packages: list[str]  # the scan's C1 proposal: the packages that produce the reported scores
     anti_features: list[str]
+    eval_reproducible: bool | None = None  # the scan's C2 proposal (None: unknown, e.g. truncated)
     human: dict[str, Any] = field(default_factory=dict)  # resolved C0/C1/C2 of this codebase
     disputed: set[str] = field(default_factory=set)  # its questions waiting for adjudication
 
@@ -56,13 +57,18 @@ def _dealias(names: Iterable[str], catalog: Catalog) -> list[str]:
     return sorted({catalog.canonical(n) for n in names if n and n.strip()})
 
 
-def automated_code_metric(code: CodeInput, catalog: Catalog) -> bool | None:
-    """Proposal for C2 from a scan: exactly one package, clearly used, no anti-features."""
+def automated_code_metric(code: CodeInput) -> bool | None:
+    """Proposal for C2: the scan's verdict (its four conditions, CODE_LABELS.md).
+
+    A repository whose search found no mention of the metric computes none of it: false.
+    A scan that could not decide (truncated, or made before the verdict existed: rescan)
+    stays unknown, never a guess.
+    """
     if not code.scanned:
         return None
     if code.code_metric_prelim is False:
         return False
-    return len(_dealias(code.packages, catalog)) == 1 and not code.anti_features
+    return code.eval_reproducible
 
 
 def compute_paper(inp: PaperInput, catalog: Catalog, settings: ComputeSettings) -> dict[str, Any]:
@@ -146,7 +152,7 @@ def _code(inp: PaperInput, labelled: bool, catalog: Catalog, settings: ComputeSe
         if c.human.get("C2") is not None:
             value = c.human["C2"]
         else:
-            value = automated_code_metric(c, catalog) if settings.automated_code_metric else None
+            value = automated_code_metric(c) if settings.automated_code_metric else None
         c2_values.append(value)
         if src := _source(c, "C2", value is not None):
             c2_src.add(src)

@@ -109,14 +109,15 @@ def gather_inputs(session: Session, settings: ComputeSettings, configured: tuple
             inputs[pid].human, inputs[pid].disputed = human.answers, human.disputed
     rows = session.execute(select(Codebase.id, Codebase.paper_id, Codebase.url, Codebase.official,
                                   Codebase.code_metric_prelim, Codebase.scan_outcome, Codebase.packages,
-                                  Codebase.anti_features))
-    for cid, pid, url, official, prelim, scan_outcome, packages, anti in rows:
+                                  Codebase.anti_features, Codebase.eval_reproducible))
+    for cid, pid, url, official, prelim, scan_outcome, packages, anti, verdict in rows:
         if pid not in inputs:
             continue
         human = by_code.get(cid, Human())
         inputs[pid].codes.append(CodeInput(url=url, official=official, code_metric_prelim=prelim,
                                            scanned=scan_outcome == "ok", packages=list(packages or []),
-                                           anti_features=list(anti or []), human=human.answers,
+                                           anti_features=list(anti or []), eval_reproducible=verdict,
+                                           human=human.answers,
                                            disputed=human.disputed))
     return list(inputs.values()), rule_set
 

@@ -279,7 +279,7 @@ def code_task(session: Session, cand: Candidate, config: LabelConfig) -> dict[st
     lines = []
     for f in findings[:EVIDENCE_MAX]:
         where = f"{f.file}:{f.line}" if f.line else f.file
-        lines.append(f"[{f.kind}] {f.label} ({f.source or '?'}) {where}: {_snippet(f.text, 200)}")
+        lines.append(f"[{f.kind}] {f.label} ({f.source or '?'}{', ' + f.role if f.role else ''}) {where}: {_snippet(f.text, 200)}")
     if len(findings) > EVIDENCE_MAX:
         lines.append(f"… {len(findings)} findings in all")
     if not lines:
@@ -288,7 +288,8 @@ def code_task(session: Session, cand: Candidate, config: LabelConfig) -> dict[st
             f"look-up: {cb.lookup_status or 'not done'} {cb.lookup_detail or ''}; stars {cb.stars}; "
             f"license {cb.license}; archived {cb.archived}; official {cb.official}\n"
             f"scan: {cb.scan_outcome or 'not run'} {cb.scan_reason or ''} at {cb.scan_commit or '?'}; "
-            f"packages={', '.join(cb.packages) or 'none'}; anti-features={', '.join(cb.anti_features) or 'none'}")
+            f"packages used={', '.join(cb.packages) or 'none'}; present={', '.join(cb.packages_present) or 'none'}; "
+            f"C2={cb.eval_reproducible_reason or 'not decided'}; anti-features={', '.join(cb.anti_features) or 'none'}")
     links = [f'<a href="{html.escape(cb.url)}" target="_blank">{html.escape(cb.url)}</a>']
     if paper and paper.pdf_url:
         links.append(f'<a href="{html.escape(paper.pdf_url)}" target="_blank">paper PDF</a>')
@@ -299,8 +300,8 @@ def code_task(session: Session, cand: Candidate, config: LabelConfig) -> dict[st
     proposed: dict[str, Any] = {"C0": "no" if cb.lookup_status == "deleted" else "yes"}
     if "C1" in q:
         proposed["C1"] = _choice(q["C1"], cb.packages) or ["NONE"]
-    if cb.anti_features and "C2" in q:
-        proposed["C2"] = "no"
+    if cb.eval_reproducible is not None and "C2" in q:
+        proposed["C2"] = "yes" if cb.eval_reproducible else "no"
     return {"data": data, "predictions": [{"model_version": cand.model_version,
                                            "result": prediction_result(proposed, config)}]}
 

@@ -41,7 +41,10 @@ class Codebase(Base):
     scan_commit: Mapped[str | None] = mapped_column(String(64))
     scan_detail: Mapped[str | None] = mapped_column(Text)  # why a scan failed, or what was skipped
     scan_metric_prelim: Mapped[bool | None] = mapped_column("scan_rouge_prelim", Boolean)  # the checkout mentions the metric's search term
-    packages: Mapped[list[str]] = mapped_column(default=list)
+    packages: Mapped[list[str]] = mapped_column(default=list)  # C1 proposal: the packages used for the reported scores
+    packages_present: Mapped[list[str]] = mapped_column(default=list)  # in the repository, not producing the scores
+    eval_reproducible: Mapped[bool | None] = mapped_column(Boolean)  # automated C2; None: unknown (e.g. truncated)
+    eval_reproducible_reason: Mapped[str | None] = mapped_column(Text)  # the conditions that failed, or why unknown
     anti_features: Mapped[list[str]] = mapped_column(default=list)
     scanned_at: Mapped[datetime | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -72,8 +75,10 @@ class CodeFinding(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     codebase_id: Mapped[int] = mapped_column(ForeignKey("codebases.id", ondelete="CASCADE"))
-    kind: Mapped[str] = mapped_column(String(32))  # package | anti_feature | mention
-    source: Mapped[str | None] = mapped_column(String(32))  # requirements | import | call | shell | vendored | readme | notebook
+    kind: Mapped[str] = mapped_column(String(32))  # package | anti_feature | condition
+    source: Mapped[str | None] = mapped_column(String(32))  # requirements | install | url | import | call | shell | vendored | readme | custom ...
+    role: Mapped[str | None] = mapped_column(String(16))  # evaluation | training | unreached | declared | vendored | docs | commented
+    reason: Mapped[str | None] = mapped_column(Text)  # why the role (the evaluation path, the failed C2 condition)
     label: Mapped[str] = mapped_column(String(128))
     file: Mapped[str] = mapped_column(Text)
     line: Mapped[int | None]
