@@ -15,6 +15,13 @@ def _render_as_batch(connection) -> bool:  # type: ignore[no-untyped-def]
     return connection.dialect.name == "sqlite"
 
 
+def _check_foreign_keys(connection) -> None:  # type: ignore[no-untyped-def]
+    """With the checks off during the rebuilds, prove afterwards that no row lost its parent."""
+    broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+    if broken:
+        raise RuntimeError(f"migration left {len(broken)} rows without their parent row, e.g. {broken[:3]}")
+
+
 def run_migrations_online() -> None:
     engine = context.config.attributes.get("engine")
     if engine is None:
@@ -23,6 +30,12 @@ def run_migrations_online() -> None:
 
         engine = make_engine(load_settings().database)
     with engine.connect() as connection:
+        sqlite = connection.dialect.name == "sqlite"
+        if sqlite:
+            # A batch rebuild drops and recreates a table; with foreign keys on, SQLite's
+            # implicit DELETE of the old table cascades into every child row (codebase
+            # links, findings...). The pragma only takes effect outside a transaction.
+            connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
         context.configure(
             connection=connection,
             target_metadata=target_metadata,
@@ -33,6 +46,9 @@ def run_migrations_online() -> None:
         with context.begin_transaction():
             context.run_migrations()
         connection.commit()
+        if sqlite:
+            _check_foreign_keys(connection)
+            connection.exec_driver_sql("PRAGMA foreign_keys=ON")
 
 
 if context.is_offline_mode():
