@@ -23,6 +23,7 @@ class StatusReport:
     held: list[dict[str, Any]] = field(default_factory=list)  # {stage, items, workers, until, abandoned}
     runs: list[dict[str, Any]] = field(default_factory=list)
     agreement: list[dict[str, Any]] = field(default_factory=list)  # per question: alpha, kappa, units (review pull)
+    human_evaluation: dict[str, Any] | None = None  # automated labels against the human answers (evaluate human)
     schema: str | None = None
     database: str = ""
 
@@ -38,7 +39,7 @@ def _outcomes(session: Session, stage: str, model: Any, *where: Any) -> list[dic
     return [{"stage": stage, "outcome": o, "reason": r, "count": n} for o, r, n in rows]
 
 
-def build_status(session: Session, *, last_runs: int = 5) -> StatusReport:
+def build_status(session: Session, *, last_runs: int = 5, settings: Any = None) -> StatusReport:
     report = StatusReport()
     report.papers = session.scalar(select(func.count()).select_from(Paper)) or 0
     report.records_by_source = dict(
@@ -73,4 +74,30 @@ def build_status(session: Session, *, last_runs: int = 5) -> StatusReport:
                     "summary": r.summary, "counts": r.counts} for r in runs]
     from review.labelstudio.agreement import agreement_report  # the human pass's own statistics
     report.agreement = agreement_report(session)
+    if settings is not None:
+        report.human_evaluation = human_evaluation_block(session, settings)
     return report
+
+
+def human_evaluation_block(session: Session, settings: Any) -> dict[str, Any] | None:
+    """The headline of `review evaluate human` for the rule set compute reads; None without
+    human answers (or without stored labels). Reads only."""
+    from review.compute.stage import choose_rule_set, configured_rules
+    from review.errors import ReviewError
+    from review.evaluate.human import evaluate_human
+
+    try:
+        rule_set = choose_rule_set(session, settings.compute.rule_set, configured_rules(settings))
+    except ReviewError:
+        return None
+    if rule_set is None:
+        return None
+    result = evaluate_human(session, rule_set)
+    if not result.reviewed:
+        return None
+    m = result.metrics()
+    return {"rule_set": result.rule_set, "rules_sha256": result.rules_sha256, "reviewed": result.reviewed,
+            "scored": result.scores.items, "left_out": sum(result.left_out.values()),
+            "disagreements": len(result.scores.disagreements),
+            **{k: m[k] for k in ("P0.precision", "P0.recall", "P0.accuracy", "P1.listed.recall", "P2.exact",
+                                 "P3.exact", "P4.exact")}}

@@ -1,4 +1,5 @@
-"""`review evaluate papers`: how right a rule file's labels are, measured on a gold file."""
+"""`review evaluate papers` / `human`: how right a rule file's labels are, measured on a gold file or on the
+resolved human decisions."""
 
 from __future__ import annotations
 
@@ -76,6 +77,98 @@ def papers(
         raise typer.Exit(THRESHOLDS_NOT_MET)
 
 
+@evaluate_app.command("human")
+def human(
+    ctx: typer.Context,
+    rules: Optional[Path] = typer.Option(None, "--rules", help="Rule file whose stored labels are scored (default: the rule set compute reads, label.rules)."),
+    option: Optional[List[str]] = typer.Option(None, "--option", help="With --rules: the named options it was labelled with (repeatable)."),
+    rule_set: Optional[str] = typer.Option(None, "--rule-set", help="A stored rule-set version instead (sha256 prefix or id; `review label --list`)."),
+    minimum: Optional[List[str]] = typer.Option(None, "--min", help="Fail (exit 1) below this score, e.g. P0.precision=0.97 (repeatable)."),
+    json_: JsonOpt = False,
+) -> None:
+    """Score the stored automated labels against the resolved human decisions (every human pass measures the rules).
+
+    The human answers are resolved by the same rule as pull and compute; a question the
+    reviewers left tied or "can't tell" has no human answer and is left out (a paper whose
+    P0 is disputed, as a whole), and the output counts what was left out and why. The
+    scores are those of `review evaluate papers`; code URLs are not scored. Exits 1 when a
+    --min threshold is not met, 5 when the rule file has no stored labels. Writes nothing.
+
+    Example:
+
+    \b
+        review evaluate human
+        review evaluate human --rules patterns/rouge/rouge-precise.toml --json
+        review evaluate human --rule-set 0a7eb417a8ad --min P0.precision=0.97
+    """
+    from review.evaluate.score import check_thresholds, parse_threshold
+
+    try:
+        thresholds = [parse_threshold(s) for s in minimum or ()]
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--min") from None
+    if rule_set and rules:
+        raise typer.BadParameter("give --rules or --rule-set, not both", param_hint="--rule-set")
+    app_ctx = context.get(ctx)
+    result = _evaluate_human(app_ctx, rules, option or (), rule_set)
+    failures = check_thresholds(result.metrics(), thresholds)
+    if json_:
+        print_json({**result.as_dict(), "thresholds": {"checked": [f"{t.metric}={t.minimum:g}" for t in thresholds],
+                                                       "failed": failures}})
+    else:
+        _print_human(result)
+    s = result.scores
+    summary(f"human answers: {s.items} papers scored ({s.computing} compute the metric), "
+            f"{sum(result.left_out.values())} left out, {len(s.disagreements)} disagreements "
+            f"({result.rule_set} {result.rules_sha256[:12]})")
+    for line in failures:
+        err_console.print(f"below threshold: {line}", markup=False)
+    if failures:
+        raise typer.Exit(THRESHOLDS_NOT_MET)
+
+
+def _evaluate_human(app_ctx: context.AppContext, rules: Path | None, options: Any, ref: str | None) -> Any:
+    """Pick the stored rule set, score it, roll back: nothing is written."""
+    from review.compute.stage import choose_rule_set, configured_rules
+    from review.errors import ReviewError, RuleFileError
+    from review.evaluate.human import evaluate_human, stored_rule_set
+    from review.rules.stage import find_rule_set, resolve_rules
+
+    settings = app_ctx.settings
+    ruleset = resolve_rules(settings, rules, options) if rules else None  # a bad file stops here
+    db = _read_only_database(app_ctx)
+    with db.sessions() as s:
+        try:
+            if ruleset is not None:
+                row = stored_rule_set(s, ruleset)
+            elif ref:
+                try:
+                    row = find_rule_set(s, ref)
+                except ReviewError as exc:
+                    raise RuleFileError(exc.message, item="--rule-set", hint=exc.hint) from None
+            else:
+                row = choose_rule_set(s, settings.compute.rule_set, configured_rules(settings))
+                if row is None:
+                    raise RuleFileError("no stored labels to evaluate", item="--rules",
+                                        hint="run `review label` first")
+            return evaluate_human(s, row)
+        finally:
+            s.rollback()
+
+
+def _print_human(result: Any) -> None:
+    s = result.scores
+    typer.echo(f"human answers: {result.reviewed} papers reviewed, {s.items} scored, {s.computing} compute the "
+               f"metric; rules {result.rule_set} ({result.rules_sha256[:12]})")
+    for reason, n in sorted(result.left_out.items()):
+        typer.echo(f"  left out: {n} paper{'s' if n != 1 else ''}: {reason}")
+    for q, reasons in sorted(result.questions_left_out.items()):
+        for reason, n in sorted(reasons.items()):
+            scored = "scored as lists parameters only" if reason.startswith("yes,") else "not scored"
+            typer.echo(f"  {q} {scored} on {n} paper{'s' if n != 1 else ''}: {reason}")
+    _print_scores(result)
+
+
 def _read_only_database(app_ctx: context.AppContext) -> Any:
     """The survey database, opened without creating or migrating it."""
     from review.db.migrate import ensure_current
@@ -95,9 +188,15 @@ def _print(result: Any) -> None:
     """Plain, fixed-width text: readable in a terminal, a CI log or a diff."""
     s = result.scores
     opts = f" +{','.join(result.options)}" if result.options else ""
+    typer.echo(f"{result.gold}: {s.items} papers, {s.computing} compute the metric; "
+               f"rules {result.rules}{opts} ({result.rules_sha256[:12]})")
+    _print_scores(result)
+
+
+def _print_scores(result: Any) -> None:
+    """The score table, the disagreements and per-rule precision (papers and human alike)."""
+    s = result.scores
     echo = typer.echo
-    echo(f"{result.gold}: {s.items} papers, {s.computing} compute the metric; "
-         f"rules {result.rules}{opts} ({result.rules_sha256[:12]})")
     echo("")
     echo(f"{'question':24} {'items':>5} {'tp':>4} {'fp':>4} {'fn':>4} {'prec':>5} {'rec':>5} {'F1':>5}  exact")
     _row("P0 computes", s.items, s.p0, f"accuracy {_fmt(s.p0_accuracy).strip()}")
@@ -118,7 +217,8 @@ def _print(result: Any) -> None:
                 echo(f"    {e['rule']}: {e['snippet']}")
             if d.expected_evidence and not d.evidence:
                 ev = d.expected_evidence
-                echo(f"    gold: {ev if isinstance(ev, str) else ' | '.join(map(str, ev))}")
+                echo(f"    {'' if isinstance(ev, str) and ev.startswith('human') else 'gold: '}"
+                     f"{ev if isinstance(ev, str) else ' | '.join(map(str, ev))}")
     if result.rule_scores:
         echo("")
         echo("Per-rule precision (matches on scored answers; worst first):")

@@ -28,7 +28,8 @@ def status(
     """
     db = context.get(ctx).database()
     with db.session() as s:
-        report = build_status(s, last_runs=runs)
+        report = build_status(s, last_runs=runs, settings=context.get(ctx).settings)
+        s.rollback()  # status reads only
     report.schema = migrate.current_revision(db)
     report.database = db.url.render_as_string(hide_password=True)
     if json_:
@@ -49,8 +50,22 @@ def status(
                     [(a["question"], "n/a" if a["alpha"] is None else f"{a['alpha']:.3f}",
                       "n/a" if a["kappa"] is None else f"{a['kappa']:.3f}", a["units"], a["annotators"])
                      for a in report.agreement])
+    if report.human_evaluation:
+        _print_human_evaluation(report.human_evaluation)
     print_table("Last runs", ["id", "command", "status", "started", "summary"],
                 [(r["id"], r["command"], r["status"], r["started_at"], r["summary"] or "") for r in report.runs])
+
+
+def _print_human_evaluation(h: dict) -> None:
+    """A short block; `review evaluate human` gives the whole picture."""
+    def fmt(v: float | None) -> str:
+        return "n/a" if v is None else f"{v:.3f}"
+
+    print_table(f"Automated labels against human answers ({h['rule_set']} {h['rules_sha256'][:12]}; "
+                "review evaluate human)", ["reviewed", "scored", "left out", "P0 precision", "P0 recall",
+                                           "P1 listed recall", "P2 exact", "P3 exact", "P4 exact"],
+                [(h["reviewed"], h["scored"], h["left_out"], fmt(h["P0.precision"]), fmt(h["P0.recall"]),
+                  fmt(h["P1.listed.recall"]), fmt(h["P2.exact"]), fmt(h["P3.exact"]), fmt(h["P4.exact"]))])
 
 
 def _when(iso: str | None) -> str:

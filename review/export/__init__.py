@@ -19,7 +19,7 @@ from review.compute import load_catalog
 from review.db import migrate
 from review.db.models import Reproducibility
 from review.db.session import Database
-from review.errors import ConfigError, InputFileError
+from review.errors import ConfigError, InputFileError, ReviewError
 from review.export import dataset as ds
 from review.export import figures, manifest, prisma, report, stats
 from review.log import get_logger
@@ -79,6 +79,18 @@ def _json(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
 
 
+def _human_evaluation(session: Any, settings: Settings) -> dict[str, Any] | None:
+    """`review evaluate human` for the rule set compute reads, for the report (reads only)."""
+    from review.compute.stage import choose_rule_set, configured_rules
+    from review.evaluate.human import evaluate_human
+
+    try:
+        rule_set = choose_rule_set(session, settings.compute.rule_set, configured_rules(settings))
+    except ReviewError:  # compute reports a bad compute.rule_set; the report goes without this section
+        return None
+    return evaluate_human(session, rule_set).as_dict() if rule_set is not None else None
+
+
 def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None = None, fmt: str | None = None,
                time: str | None = None) -> ExportResult:
     """Write every export file into `out_dir` (default: the exports_dir setting)."""
@@ -100,6 +112,7 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
             counts = manifest.table_counts(s)
             runs = manifest.data_runs(s)
             rule_sets = manifest.rule_sets(s)
+            human_eval = _human_evaluation(s, settings)
         schema = migrate.current_revision(db)
         if records and counts[Reproducibility.__tablename__] == 0:
             result.warnings.append("no reproducibility labels yet: run `review compute` before exporting")
@@ -160,7 +173,8 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
         _write(report_path, report.build_report(
             stats=fig1, comparison=compare, per_year=per_year, packages=packages, package_totals=totals,
             prisma=flow, manifest=info, figures={k: [p for p in v if p.suffix == ".svg"][0] for k, v in figs.items()},
-            files=[f.name for f in files] + ["manifest.json"], disputed=ds.disputed(records), metric=metric))
+            files=[f.name for f in files] + ["manifest.json"], disputed=ds.disputed(records), metric=metric,
+            human_evaluation=human_eval))
         files.append(report_path)
         info["files"] = {f.name: _sha256(f) for f in files}
         files.append(_write(out / "manifest.json", _json(info)))

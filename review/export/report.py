@@ -55,7 +55,8 @@ def inline_svg(path: Path) -> str:
 def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_year: list[dict[str, Any]],
                  packages: list[dict[str, Any]], package_totals: dict[str, Any], prisma: list[tuple[str, str, int]],
                  manifest: dict[str, Any], figures: dict[str, Path], files: list[str],
-                 disputed: list[tuple[str, list[str]]] | None = None, metric: Metric | None = None) -> str:
+                 disputed: list[tuple[str, list[str]]] | None = None, metric: Metric | None = None,
+                 human_evaluation: dict[str, Any] | None = None) -> str:
     m = manifest
     metric = metric or default_metric()
     title = html.escape(metric.text("report_title"))
@@ -74,6 +75,7 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
                 _pct(c["this_run"]) if c["unit"] == "share" else c["this_run"]) for c in comparison])
         if comparison else "",
         disputed_section(disputed or []),
+        human_evaluation_section(human_evaluation),
         "<h2>Figure 1 statistics</h2>",
         f'<p class="small">Bootstrap {m["settings"]["export"]["confidence"]:.0%} intervals, '
         f'{m["settings"]["export"]["bootstrap_samples"]} resamples, seed {m["settings"]["export"]["seed"]}.</p>',
@@ -119,3 +121,31 @@ def disputed_section(disputed: list[tuple[str, list[str]]]) -> str:
             "<code>disputed</code>. Queue them with <code>review queue papers --select disputed</code> (and "
             "<code>review queue code --select disputed</code>).</p>"
             + table(["paper", "disputed questions"], [(ident, ", ".join(qs)) for ident, qs in disputed]))
+
+
+def human_evaluation_section(ev: dict[str, Any] | None) -> str:
+    """How right the automated labels were on the papers reviewers answered (`review evaluate
+    human`, its `as_dict()`); shown only when there are human answers."""
+    if not ev or not ev["reviewed"]:
+        return ""
+    sc = ev["scores"]
+    left = sum(ev["left_out"].values())
+    why = "; ".join(f"{n} {html.escape(r)}" for r, n in sorted(ev["left_out"].items()))
+    rows = [("P0 computes the metric", sc["P0"]["items"], sc["P0"]["precision"], sc["P0"]["recall"], sc["P0"]["f1"],
+             _pct(sc["P0"]["accuracy"]) + " accuracy" if sc["P0"]["accuracy"] is not None else ""),
+            ("P1 lists parameters", sc["P1_listed"]["items"] + ev["p1_listed_only"], sc["P1_listed"]["precision"],
+             sc["P1_listed"]["recall"], sc["P1_listed"]["f1"], "")]
+    for q, name in (("P1", "P1 parameter strings"), ("P2", "P2 measures"), ("P3", "P3 protocol"),
+                    ("P4", "P4 packages")):
+        rows.append((name, sc[q]["items"], sc[q]["precision"], sc[q]["recall"], sc[q]["f1"],
+                     f"{_pct(sc[q]['exact_share'])} exact" if sc[q]["exact_share"] is not None else ""))
+    return (f"<h2>Automated labels against the human answers</h2><p>Rule set <code>{html.escape(ev['rule_set'])}"
+            f"</code> (<code>{html.escape(ev['rules_sha256'][:12])}</code>) on the {ev['scored']} papers with a "
+            f"resolved human answer to P0, of {ev['reviewed']} reviewed"
+            + (f"; {left} left out ({why})" if left else "")
+            + ". Questions the reviewers left tied or &ldquo;can&rsquo;t tell&rdquo; are not scored; P1-P4 are "
+            "scored on the papers the reviewers say compute the metric. <code>review evaluate human</code> lists "
+            "every disagreement.</p>"
+            + table(["question", "papers", "precision", "recall", "F1", "exact / accuracy"],
+                    [(n, i, *(None if v is None else round(v, 3) for v in (p, r, f)), e)
+                     for n, i, p, r, f, e in rows]))

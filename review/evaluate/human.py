@@ -1,0 +1,203 @@
+"""`review evaluate human`: a stored rule set's labels measured against the resolved human answers.
+
+Every human pass is also a gold set: the reviewers' answers, resolved by the one rule of
+`review.resolution`, are what the automated labels of the same papers should have been.
+The scores are those of `review evaluate papers` (`review.evaluate.score`), so both read
+alike, with per-rule precision from the stored findings.
+
+The answers are resolved here, in memory, from the live decisions (`live_votes` and
+`resolve_votes`), never by refreshing the stored resolutions: evaluating writes nothing.
+A question the reviewers left tied or "can't tell" has no human answer and is left out
+(a paper whose P0 is disputed is left out as a whole); the result counts what was left
+out and why. Code URLs are not a question of the paper form, so they are not scored.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from review.answers import PARAMS, parse_answer
+from review.db.models import Finding, Paper, PaperLabel, RuleSet
+from review.errors import RuleFileError
+from review.evaluate.papers import _evidence
+from review.evaluate.score import Disagreement, Pair, RuleScore, Scores, rule_precision, score_pairs
+from review.resolution import DISPUTED, Vote, live_votes, resolve_votes
+
+PAPER_QUESTIONS = ("P0", "P1", "P2", "P3", "P4")
+NOT_LABELLED = "no automated labels under this rule set"
+NO_P0 = "no human P0 (only other questions answered)"
+P1_STRINGS_NOT_GIVEN = "yes, strings not given"  # P1 answered "lists parameters" without copying them
+
+
+@dataclass
+class HumanAnswers:
+    """One paper's resolved answers (parsed) and the status of every question reviewers answered."""
+
+    answers: dict[str, Any] = field(default_factory=dict)
+    status: dict[str, str] = field(default_factory=dict)
+    reviewers: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class HumanEvaluation:
+    """What `review evaluate human` reports for one stored rule set."""
+
+    rule_set: str
+    rules_sha256: str
+    scores: Scores
+    rule_scores: list[RuleScore]
+    reviewed: int = 0  # papers with at least one resolved or disputed paper question
+    left_out: dict[str, int] = field(default_factory=dict)  # reason -> papers left out as a whole
+    questions_left_out: dict[str, dict[str, int]] = field(default_factory=dict)  # question -> {reason: papers}
+    p1_listed_only: int = 0  # P1 scored as "lists parameters" only (strings not given)
+
+    def metrics(self) -> dict[str, float | None]:
+        return self.scores.metrics()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"rule_set": self.rule_set, "rules_sha256": self.rules_sha256, "reviewed": self.reviewed,
+                "scored": self.scores.items, "left_out": dict(sorted(self.left_out.items())),
+                "questions_left_out": {q: dict(sorted(r.items())) for q, r in sorted(self.questions_left_out.items())},
+                "p1_listed_only": self.p1_listed_only, "scores": self.scores.as_dict(),
+                "disagreements": [d.as_dict() for d in self.scores.disagreements],
+                "rules_precision": [r.as_dict() for r in self.rule_scores]}
+
+
+def resolved_paper_answers(session: Session) -> dict[int, HumanAnswers]:
+    """Paper id -> its resolved P0-P4, by the one resolution rule, without storing anything."""
+    groups: dict[tuple[int, str], list[Vote]] = defaultdict(list)
+    for v in live_votes(session):
+        if v.kind == "papers" and v.question in PAPER_QUESTIONS:
+            groups[(v.item_id, v.question)].append(v)
+    out: dict[int, HumanAnswers] = defaultdict(HumanAnswers)
+    for (paper_id, question), votes in groups.items():
+        res = resolve_votes(votes)
+        if res["status"] == "none":
+            continue
+        human = out[paper_id]
+        value = None if res["status"] in DISPUTED else parse_answer(question, res["answer"])
+        human.status[question] = res["status"] if value is not None or res["status"] in DISPUTED else "unreadable"
+        human.reviewers[question] = res["reviewers"]
+        if value is not None:
+            human.answers[question] = value
+    return dict(out)
+
+
+def automated_labels(session: Session, rule_set_id: int, paper_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """Paper id -> the rule set's stored labels as a score label dict."""
+    ids = sorted(set(paper_ids))
+    rows = session.scalars(select(PaperLabel).where(PaperLabel.rule_set_id == rule_set_id,
+                                                    PaperLabel.paper_id.in_(ids))) if ids else []
+    return {r.paper_id: {"P0": bool(r.computes), "P1": list(r.params or []), "P2": list(r.variants or []),
+                         "P3": list(r.protocol or []), "P4": list(r.packages or []),
+                         "code_urls": list(r.code_urls or [])} for r in rows}
+
+
+def stored_matches(session: Session, rule_set_id: int, paper_ids: Iterable[int]) -> dict[int, list[dict[str, Any]]]:
+    """Paper id -> the rule set's stored findings, in the shape `rule_precision` reads."""
+    ids = sorted(set(paper_ids))
+    out: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    if not ids:
+        return out
+    rows = session.execute(select(Finding.paper_id, Finding.rule_id, Finding.kind, Finding.label, Finding.match,
+                                  Finding.start, Finding.snippet)
+                           .where(Finding.rule_set_id == rule_set_id, Finding.paper_id.in_(ids))
+                           .order_by(Finding.paper_id, Finding.start, Finding.id))
+    for pid, rule, kind, label, match, start, snippet in rows:
+        out[pid].append({"rule": rule, "kind": kind, "label": label, "match": match, "start": start,
+                         "snippet": snippet})
+    return out
+
+
+def _expected(human: HumanAnswers, questions_left_out: dict[str, Counter[str]]) -> tuple[dict[str, Any], bool]:
+    """The score label dict of one paper's human answers, and whether P1 is "yes" without strings.
+
+    Disputed questions are left out (and counted); "yes" to P1 without strings scores
+    "lists parameters" only, since there are no strings to compare.
+    """
+    expected: dict[str, Any] = {"P0": human.answers["P0"]}
+    listed_only = False
+    if not expected["P0"]:
+        return expected, listed_only
+    for q in PAPER_QUESTIONS[1:]:
+        if q in human.answers:
+            value = human.answers[q]
+            if q == PARAMS and value is True:
+                listed_only = True
+                questions_left_out[q][P1_STRINGS_NOT_GIVEN] += 1
+            elif q == PARAMS and value is False:
+                expected[q] = []
+            else:
+                expected[q] = list(value)
+        elif q in human.status:
+            questions_left_out[q][human.status[q]] += 1
+    return expected, listed_only
+
+
+def evaluate_human(session: Session, rule_set: RuleSet) -> HumanEvaluation:
+    """Score one stored rule set's labels on every paper with a resolved human P0."""
+    humans = resolved_paper_answers(session)
+    labels = automated_labels(session, rule_set.id, humans)
+    idents = dict(session.execute(select(Paper.id, Paper.ident).where(Paper.id.in_(sorted(humans)))).all()) \
+        if humans else {}
+    left_out: Counter[str] = Counter()
+    questions_left_out: dict[str, Counter[str]] = defaultdict(Counter)
+    pairs: list[Pair] = []
+    listed_only: dict[str, bool] = {}  # item -> proposed "lists parameters", for P1 "yes" without strings
+    by_item: dict[str, tuple[int, dict[str, Any]]] = {}
+    for pid in sorted(humans, key=lambda p: idents.get(p, str(p))):
+        human, item = humans[pid], idents.get(pid, str(pid))
+        if "P0" not in human.answers:
+            status = human.status.get("P0")
+            left_out[f"P0 {status}" if status else NO_P0] += 1
+            continue
+        if pid not in labels:
+            left_out[NOT_LABELLED] += 1
+            continue
+        expected, only = _expected(human, questions_left_out)
+        if only:
+            listed_only[item] = bool(labels[pid]["P1"])
+        pairs.append(Pair(item, expected, labels[pid]))
+        by_item[item] = (pid, expected)
+    scores = score_pairs(pairs)
+    _score_listed_only(scores, listed_only)
+    matches = stored_matches(session, rule_set.id, [pid for pid, _ in by_item.values()])
+    for d in scores.disagreements:
+        pid, _ = by_item[d.item]
+        d.evidence = _evidence(d.question, d.extra, d.proposed, matches.get(pid, []))
+        d.expected_evidence = _tally(humans[pid], d.question)
+    rule_scores = rule_precision((expected, matches.get(pid, [])) for pid, expected in by_item.values())
+    return HumanEvaluation(rule_set.name, rule_set.sha256, scores, rule_scores, reviewed=len(humans),
+                           left_out=dict(left_out),
+                           questions_left_out={q: dict(c) for q, c in questions_left_out.items()},
+                           p1_listed_only=len(listed_only))
+
+
+def _score_listed_only(scores: Scores, listed_only: dict[str, bool]) -> None:
+    """P1 "yes" without strings: counted in P1.listed (and as a disagreement when no strings were found)."""
+    for item, proposed in sorted(listed_only.items()):
+        scores.p1_listed.add(frozenset({"P1"}), frozenset({"P1"} if proposed else ()))
+        if not proposed:
+            scores.disagreements.append(Disagreement(item, "P1", True, False))
+
+
+def _tally(human: HumanAnswers, question: str) -> str:
+    """What the human answer rests on, shown beside a disagreement."""
+    n = human.reviewers.get(question, 0)
+    return f"human answer: {human.status.get(question, 'none')}, {n} reviewer{'s' if n != 1 else ''}"
+
+
+def stored_rule_set(session: Session, ruleset: Any) -> RuleSet:
+    """The stored version of a loaded rule file; its labels must exist to be evaluated."""
+    row = session.scalar(select(RuleSet).where(RuleSet.sha256 == ruleset.sha256))
+    if row is None or session.scalar(select(PaperLabel.id).where(PaperLabel.rule_set_id == row.id).limit(1)) is None:
+        raise RuleFileError(f"no stored labels of this version ({ruleset.sha256[:12]})",
+                            item=str(ruleset.path or ruleset.name),
+                            hint="run `review label` with it first, or name a stored version with --rule-set "
+                                 "(`review label --list`)")
+    return row
