@@ -174,6 +174,22 @@ def test_parse_hit_title_year_and_what_is_not_a_paper():
         parse_hit({"info": "not an object"}, "x2020")
 
 
+@pytest.mark.parametrize("field, value, attr, expected", [
+    # the remaining fields in each shape the API's XML-to-JSON conversion gives: string, object, list
+    ("title", "Plain Title.", "title", "Plain Title."),
+    ("title", ["Part One.", "Part Two."], "title", "Part One. Part Two."),
+    ("year", {"text": "2019"}, "year", 2019),
+    ("year", ["2019"], "year", 2019),
+    ("doi", "10.1/a", "doi", "10.1/a"),
+    ("doi", {"@type": "doi", "text": "10.1/a"}, "doi", "10.1/a"),
+    ("doi", ["10.1/a", "10.1/b"], "doi", "10.1/a"),
+    ("key", {"text": "conf/x/B20"}, "key", "conf/x/B20"),
+    ("key", ["conf/x/C20"], "key", "conf/x/C20"),
+])
+def test_parse_hit_title_year_doi_and_key_shapes(field, value, attr, expected):
+    assert getattr(parse_hit(_hit(**{field: value}), "x2020"), attr) == expected
+
+
 def test_a_bad_hit_costs_one_record_not_the_toc(db, tmp_path, api):
     hits = api.answers["nips2019"]["result"]["hits"]["hit"]
     hits.insert(1, {"@score": "1", "@id": "1", "info": {"title": "A hit without a key."}})
@@ -276,6 +292,19 @@ def test_cli_strict_prints_the_counts_and_exits_1(cli, tmp_path, local_server):
     assert "neurips: 2017 2, 2018 0, 2019 5, 2020 1" in err and "not a paper" in err
     code, out, err = cli(*args, "--strict")
     assert code == 1 and "coverage warning" in err and json.loads(out)["warnings"]
+
+
+def test_cli_dump_mode_lists_the_tocs_left_out_by_name(cli, tmp_path):
+    """--json and the summary both name the TOCs a wrong venue table leaves out."""
+    (tmp_path / "review.toml").write_text(f'[harvest]\ndblp_venues = "{_old_table(tmp_path)}"\n')
+    code, out, err = cli("harvest", "dblp", "--mode", "dump", "--dump", str(_dump(tmp_path)), "--venue", "neurips",
+                         "--from-year", "2017", "--cutoff", "2021-01-01", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["not_main_conference"] == {"nips2019": 2, "nips2018": 1, "nips2019w": 1}
+    assert data["venue_years"]["neurips"]["2020"] == {"found": 1, "kept": 1} and data["not_papers"] == 1
+    assert "not main conference: nips2019 \u00d72, nips2018 \u00d71, nips2019w \u00d71" in err
+    assert "1 not a paper" in err and "1 coverage warning" in err
 
 
 # -- dump mode ---------------------------------------------------------------------------------
