@@ -46,8 +46,9 @@ def paper(p0: str, p1: list[str] | None = None, p2=("NONE",), p3=("NONE",), p4=(
 
 # Reviewers' answers per paper (user id -> result); the resolution each gives is noted.
 ANSWERS = {
-    # agreed; the rules miss f-score (P2 wrong), the rest right
-    "p-r1": {1: paper("yes", ["-c 95 -r 1000 -n 2 -m"], ("f-score",), ("stemming",), ("ROUGE-1.5.5",)),
+    # agreed; the rules miss f-score (P2 wrong), the rest right (P1 typed with the program name
+    # and options in another order is the same string, as the human pass compares them)
+    "p-r1": {1: paper("yes", ["ROUGE-1.5.5.pl -m -n 2 -r 1000 -c 95"], ("f-score",), ("stemming",), ("ROUGE-1.5.5",)),
              2: paper("yes", ["-c 95  -r 1000 -n 2 -m"], ("f-score",), ("stemming",), ("ROUGE-1.5.5",))},
     # P1 "yes" without strings (listed only; the rules found none); P4 tied -> left out
     "p-r2": {1: paper("yes", ["yes"], ("precision", "recall"), (), ("MS/rouge",)),
@@ -123,7 +124,7 @@ def test_scores_against_resolved_human_answers(reviewed) -> None:  # type: ignor
     assert (s.p0.tp, s.p0.fp, s.p0.fn, s.p0_correct) == (3, 1, 0, 4)
     m = ev.metrics()
     assert (m["P0.precision"], m["P0.recall"], m["P0.accuracy"]) == (0.75, 1.0, 0.8)
-    # P1 strings on p-r1 (whitespace collapsed: exact) and p-none ([] = []); p-r2 is "listed" only
+    # P1 strings on p-r1 (normalized: exact) and p-none ([] = []); p-r2 is "listed" only
     assert (s.sets["P1"].items, s.sets["P1"].exact, s.sets["P1"].overall.tp) == (2, 2, 1)
     assert (s.p1_listed.tp, s.p1_listed.fn, m["P1.listed.recall"]) == (1, 1, 0.5)
     # P2: f-score missed on p-r1; P3 without p-none (unsure); P4 without p-r2 (tie)

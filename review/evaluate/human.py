@@ -21,7 +21,7 @@ from typing import Any, Iterable
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from review.answers import PARAMS, parse_answer
+from review.answers import PARAMS, normalize_param, parse_answer
 from review.db.models import Finding, Paper, PaperLabel, RuleSet
 from review.errors import RuleFileError
 from review.evaluate.papers import _evidence
@@ -93,7 +93,7 @@ def automated_labels(session: Session, rule_set_id: int, paper_ids: Iterable[int
     ids = sorted(set(paper_ids))
     rows = session.scalars(select(PaperLabel).where(PaperLabel.rule_set_id == rule_set_id,
                                                     PaperLabel.paper_id.in_(ids))) if ids else []
-    return {r.paper_id: {"P0": bool(r.computes), "P1": list(r.params or []), "P2": list(r.variants or []),
+    return {r.paper_id: {"P0": bool(r.computes), "P1": _params(r.params or []), "P2": list(r.variants or []),
                          "P3": list(r.protocol or []), "P4": list(r.packages or []),
                          "code_urls": list(r.code_urls or [])} for r in rows}
 
@@ -109,9 +109,15 @@ def stored_matches(session: Session, rule_set_id: int, paper_ids: Iterable[int])
                            .where(Finding.rule_set_id == rule_set_id, Finding.paper_id.in_(ids))
                            .order_by(Finding.paper_id, Finding.start, Finding.id))
     for pid, rule, kind, label, match, start, snippet in rows:
-        out[pid].append({"rule": rule, "kind": kind, "label": label, "match": match, "start": start,
+        value = normalize_param(match) if kind == "params" else match
+        out[pid].append({"rule": rule, "kind": kind, "label": label, "match": value, "start": start,
                          "snippet": snippet})
     return out
+
+
+def _params(strings: Iterable[str]) -> list[str]:
+    """Parameter strings in the human pass's one spelling per string."""
+    return sorted({normalize_param(x) for x in strings if x.strip()})
 
 
 def _expected(human: HumanAnswers, questions_left_out: dict[str, Counter[str]]) -> tuple[dict[str, Any], bool]:
@@ -130,8 +136,8 @@ def _expected(human: HumanAnswers, questions_left_out: dict[str, Counter[str]]) 
             if q == PARAMS and value is True:
                 listed_only = True
                 questions_left_out[q][P1_STRINGS_NOT_GIVEN] += 1
-            elif q == PARAMS and value is False:
-                expected[q] = []
+            elif q == PARAMS:
+                expected[q] = [] if value is False else _params(value)
             else:
                 expected[q] = list(value)
         elif q in human.status:
