@@ -199,7 +199,7 @@ def test_cli_refuses_a_rule_file_without_stored_labels(cli, reviewed, db_url, tm
     assert code == 4 and not target.exists()
 
 
-def test_status_and_report_show_the_evaluation(cli, reviewed, db_url) -> None:  # type: ignore[no-untyped-def]
+def test_status_and_report_show_the_evaluation(cli, reviewed, db_url, tmp_path) -> None:  # type: ignore[no-untyped-def]
     code, out, err = cli("--db", db_url, "status", "--json")
     assert code == 0, err
     h = json.loads(out)["human_evaluation"]
@@ -209,6 +209,11 @@ def test_status_and_report_show_the_evaluation(cli, reviewed, db_url) -> None:  
     html = human_evaluation_section(_evaluate(reviewed).as_dict())
     assert "Automated labels against the human answers" in html and "2 left out (1 P0 tie; 1 no automated" in html
     assert "<td>P0 computes the metric</td><td class=\"n\">5</td><td class=\"n\">0.75</td>" in html
+    code, _, err = cli("--db", db_url, "compute")
+    assert code == 0, err
+    code, _, err = cli("--db", db_url, "export", "--out", "out")
+    assert code == 0, err
+    assert html in (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
 
 
 def test_status_without_human_answers_has_no_block(cli, db, db_url, settings) -> None:  # type: ignore[no-untyped-def]
