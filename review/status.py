@@ -92,7 +92,7 @@ def human_evaluation_block(session: Session, settings: Any) -> dict[str, Any] | 
         return None
     if rule_set is None:
         return None
-    result = evaluate_human(session, rule_set)
+    result = evaluate_human(session, rule_set, stored=True, evidence=False)  # as of the last pull or compute
     if not result.reviewed:
         return None
     m = result.metrics()

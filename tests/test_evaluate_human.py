@@ -167,6 +167,9 @@ def test_answers_changed_since_the_pull_count_without_anything_stored(reviewed) 
     assert _snapshot(reviewed) == before
     with reviewed.session() as s:  # the stored resolution is the pull's, untouched
         assert s.scalar(select(HumanResolution.status).where(HumanResolution.item_id == pid)) == "agreed"
+        # status and the report read the stored resolutions: the pull's view until the next pull or compute
+        stored = evaluate_human(s, latest_rule_set(s), stored=True, evidence=False)
+        assert (stored.scores.items, stored.scores.p0.fp, stored.rule_scores) == (5, 1, [])
 
 
 def test_cli_prints_scores_writes_nothing_and_checks_thresholds(cli, reviewed, db_url) -> None:  # type: ignore[no-untyped-def]

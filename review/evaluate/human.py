@@ -5,8 +5,11 @@ Every human pass is also a gold set: the reviewers' answers, resolved by the one
 The scores are those of `review evaluate papers` (`review.evaluate.score`), so both read
 alike, with per-rule precision from the stored findings.
 
-The answers are resolved here, in memory, from the live decisions (`live_votes` and
-`resolve_votes`), never by refreshing the stored resolutions: evaluating writes nothing.
+`review evaluate human` resolves the answers here, in memory, from the live decisions
+(`live_votes` and `resolve_votes`), never by refreshing the stored resolutions:
+evaluating writes nothing. `review status` and the report read the resolutions pull and
+compute stored instead (`stored=True`): a pass over every decision would make status slow,
+and the report must describe the human answers the dataset rests on.
 A question the reviewers left tied or "can't tell" has no human answer and is left out
 (a paper whose P0 is disputed is left out as a whole); the result counts what was left
 out and why. Code URLs are not a question of the paper form, so they are not scored.
@@ -16,13 +19,13 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from review.answers import PARAMS, normalize_param, parse_answer
-from review.db.models import Finding, Paper, PaperLabel, RuleSet
+from review.db.models import Finding, HumanResolution, Paper, PaperLabel, RuleSet
 from review.errors import RuleFileError
 from review.evaluate.papers import _evidence
 from review.evaluate.score import Disagreement, Pair, RuleScore, Scores, rule_precision, score_pairs
@@ -31,6 +34,7 @@ from review.resolution import DISPUTED, Vote, live_votes, resolve_votes
 PAPER_QUESTIONS = ("P0", "P1", "P2", "P3", "P4")
 NOT_LABELLED = "no automated labels under this rule set"
 NO_P0 = "no human P0 (only other questions answered)"
+CHUNK = 900  # paper ids per IN list: under the 999 bound parameters of older SQLite builds
 P1_STRINGS_NOT_GIVEN = "yes, strings not given"  # P1 answered "lists parameters" without copying them
 
 
@@ -68,15 +72,15 @@ class HumanEvaluation:
                 "rules_precision": [r.as_dict() for r in self.rule_scores]}
 
 
-def resolved_paper_answers(session: Session) -> dict[int, HumanAnswers]:
-    """Paper id -> its resolved P0-P4, by the one resolution rule, without storing anything."""
-    groups: dict[tuple[int, str], list[Vote]] = defaultdict(list)
-    for v in live_votes(session):
-        if v.kind == "papers" and v.question in PAPER_QUESTIONS:
-            groups[(v.item_id, v.question)].append(v)
+def resolved_paper_answers(session: Session, *, stored: bool = False) -> dict[int, HumanAnswers]:
+    """Paper id -> its resolved P0-P4, by the one resolution rule, without storing anything.
+
+    By default the live decisions are resolved afresh (exact, but a pass over every
+    decision); `stored` reads the resolutions pull and compute last stored instead (what
+    the dataset's human answers are; cheap enough for `review status`).
+    """
     out: dict[int, HumanAnswers] = defaultdict(HumanAnswers)
-    for (paper_id, question), votes in groups.items():
-        res = resolve_votes(votes)
+    for paper_id, question, res in _stored(session) if stored else _fresh(session):
         if res["status"] == "none":
             continue
         human = out[paper_id]
@@ -88,31 +92,53 @@ def resolved_paper_answers(session: Session) -> dict[int, HumanAnswers]:
     return dict(out)
 
 
+def _fresh(session: Session) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    groups: dict[tuple[int, str], list[Vote]] = defaultdict(list)
+    for v in live_votes(session):
+        if v.kind == "papers" and v.question in PAPER_QUESTIONS:
+            groups[(v.item_id, v.question)].append(v)
+    for (paper_id, question), votes in groups.items():
+        yield paper_id, question, resolve_votes(votes)
+
+
+def _stored(session: Session) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    rows = session.execute(select(HumanResolution.item_id, HumanResolution.question, HumanResolution.status,
+                                  HumanResolution.answer, HumanResolution.reviewers)
+                           .where(HumanResolution.kind == "papers", HumanResolution.question.in_(PAPER_QUESTIONS)))
+    for item, question, status, answer, reviewers in rows:
+        yield item, question, {"status": status, "answer": answer, "reviewers": reviewers}
+
+
 def automated_labels(session: Session, rule_set_id: int, paper_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
     """Paper id -> the rule set's stored labels as a score label dict."""
-    ids = sorted(set(paper_ids))
-    rows = session.scalars(select(PaperLabel).where(PaperLabel.rule_set_id == rule_set_id,
-                                                    PaperLabel.paper_id.in_(ids))) if ids else []
-    return {r.paper_id: {"P0": bool(r.computes), "P1": _params(r.params or []), "P2": list(r.variants or []),
-                         "P3": list(r.protocol or []), "P4": list(r.packages or []),
-                         "code_urls": list(r.code_urls or [])} for r in rows}
+    columns = (PaperLabel.paper_id, PaperLabel.computes, PaperLabel.params, PaperLabel.variants, PaperLabel.protocol,
+               PaperLabel.packages, PaperLabel.code_urls)
+    rows = [r for chunk in _chunks(paper_ids) for r in session.execute(
+        select(*columns).where(PaperLabel.rule_set_id == rule_set_id, PaperLabel.paper_id.in_(chunk)))]
+    return {pid: {"P0": bool(computes), "P1": _params(params or []), "P2": list(variants or []),
+                  "P3": list(protocol or []), "P4": list(packages or []), "code_urls": list(code_urls or [])}
+            for pid, computes, params, variants, protocol, packages, code_urls in rows}
 
 
 def stored_matches(session: Session, rule_set_id: int, paper_ids: Iterable[int]) -> dict[int, list[dict[str, Any]]]:
     """Paper id -> the rule set's stored findings, in the shape `rule_precision` reads."""
-    ids = sorted(set(paper_ids))
     out: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    if not ids:
-        return out
-    rows = session.execute(select(Finding.paper_id, Finding.rule_id, Finding.kind, Finding.label, Finding.match,
-                                  Finding.start, Finding.snippet)
-                           .where(Finding.rule_set_id == rule_set_id, Finding.paper_id.in_(ids))
-                           .order_by(Finding.paper_id, Finding.start, Finding.id))
+    rows = [r for chunk in _chunks(paper_ids) for r in session.execute(
+        select(Finding.paper_id, Finding.rule_id, Finding.kind, Finding.label, Finding.match, Finding.start,
+               Finding.snippet)
+        .where(Finding.rule_set_id == rule_set_id, Finding.paper_id.in_(chunk))
+        .order_by(Finding.paper_id, Finding.start, Finding.id))]
     for pid, rule, kind, label, match, start, snippet in rows:
         value = normalize_param(match) if kind == "params" else match
         out[pid].append({"rule": rule, "kind": kind, "label": label, "match": value, "start": start,
                          "snippet": snippet})
     return out
+
+
+def _chunks(ids: Iterable[int], size: int = CHUNK) -> list[list[int]]:
+    """Sorted ids in slices, so no IN list outgrows a database's limit on bound parameters."""
+    ordered = sorted(set(ids))
+    return [ordered[i:i + size] for i in range(0, len(ordered), size)]
 
 
 def _params(strings: Iterable[str]) -> list[str]:
@@ -145,12 +171,16 @@ def _expected(human: HumanAnswers, questions_left_out: dict[str, Counter[str]]) 
     return expected, listed_only
 
 
-def evaluate_human(session: Session, rule_set: RuleSet) -> HumanEvaluation:
-    """Score one stored rule set's labels on every paper with a resolved human P0."""
-    humans = resolved_paper_answers(session)
+def evaluate_human(session: Session, rule_set: RuleSet, *, stored: bool = False,
+                   evidence: bool = True) -> HumanEvaluation:
+    """Score one stored rule set's labels on every paper with a resolved human P0
+    (`stored`: the stored resolutions, see `resolved_paper_answers`). Without `evidence`
+    the findings are not read: no per-rule precision, no evidence behind disagreements
+    (the scores alone, for `review status`)."""
+    humans = resolved_paper_answers(session, stored=stored)
     labels = automated_labels(session, rule_set.id, humans)
-    idents = dict(session.execute(select(Paper.id, Paper.ident).where(Paper.id.in_(sorted(humans)))).all()) \
-        if humans else {}
+    idents = {pid: ident for chunk in _chunks(humans)
+              for pid, ident in session.execute(select(Paper.id, Paper.ident).where(Paper.id.in_(chunk)))}
     left_out: Counter[str] = Counter()
     questions_left_out: dict[str, Counter[str]] = defaultdict(Counter)
     pairs: list[Pair] = []
@@ -172,16 +202,22 @@ def evaluate_human(session: Session, rule_set: RuleSet) -> HumanEvaluation:
         by_item[item] = (pid, expected)
     scores = score_pairs(pairs)
     _score_listed_only(scores, listed_only)
+    rule_scores = _explain(session, rule_set, scores, by_item, humans) if evidence else []
+    return HumanEvaluation(rule_set.name, rule_set.sha256, scores, rule_scores, reviewed=len(humans),
+                           left_out=dict(left_out),
+                           questions_left_out={q: dict(c) for q, c in questions_left_out.items()},
+                           p1_listed_only=len(listed_only))
+
+
+def _explain(session: Session, rule_set: RuleSet, scores: Scores, by_item: dict[str, tuple[int, dict[str, Any]]],
+             humans: dict[int, HumanAnswers]) -> list[RuleScore]:
+    """The stored findings behind each disagreement, and per-rule precision over them."""
     matches = stored_matches(session, rule_set.id, [pid for pid, _ in by_item.values()])
     for d in scores.disagreements:
         pid, _ = by_item[d.item]
         d.evidence = _evidence(d.question, d.extra, d.proposed, matches.get(pid, []))
         d.expected_evidence = _tally(humans[pid], d.question)
-    rule_scores = rule_precision((expected, matches.get(pid, [])) for pid, expected in by_item.values())
-    return HumanEvaluation(rule_set.name, rule_set.sha256, scores, rule_scores, reviewed=len(humans),
-                           left_out=dict(left_out),
-                           questions_left_out={q: dict(c) for q, c in questions_left_out.items()},
-                           p1_listed_only=len(listed_only))
+    return rule_precision((expected, matches.get(pid, [])) for pid, expected in by_item.values())
 
 
 def _score_listed_only(scores: Scores, listed_only: dict[str, bool]) -> None:

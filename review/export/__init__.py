@@ -88,7 +88,8 @@ def _human_evaluation(session: Any, settings: Settings) -> dict[str, Any] | None
         rule_set = choose_rule_set(session, settings.compute.rule_set, configured_rules(settings))
     except ReviewError:  # compute reports a bad compute.rule_set; the report goes without this section
         return None
-    return evaluate_human(session, rule_set).as_dict() if rule_set is not None else None
+    # the resolutions compute stored: the human answers the dataset rests on
+    return evaluate_human(session, rule_set, stored=True).as_dict() if rule_set is not None else None
 
 
 def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None = None, fmt: str | None = None,
