@@ -12,6 +12,7 @@ from review.claims import held_by_others
 from review.db.models import (Codebase, Document, HumanDecision, Paper, PaperLabel, PaperText, Run,
                               SourceRecord, WorkItem)
 from review.runs import run_process_gone
+from review.settings import Settings
 
 
 @dataclass
@@ -39,7 +40,7 @@ def _outcomes(session: Session, stage: str, model: Any, *where: Any) -> list[dic
     return [{"stage": stage, "outcome": o, "reason": r, "count": n} for o, r, n in rows]
 
 
-def build_status(session: Session, *, last_runs: int = 5, settings: Any = None) -> StatusReport:
+def build_status(session: Session, *, last_runs: int = 5, settings: Settings | None = None) -> StatusReport:
     report = StatusReport()
     report.papers = session.scalar(select(func.count()).select_from(Paper)) or 0
     report.records_by_source = dict(
@@ -79,7 +80,7 @@ def build_status(session: Session, *, last_runs: int = 5, settings: Any = None) 
     return report
 
 
-def human_evaluation_block(session: Session, settings: Any) -> dict[str, Any] | None:
+def human_evaluation_block(session: Session, settings: Settings) -> dict[str, Any] | None:
     """The headline of `review evaluate human` for the rule set compute reads; None without
     human answers (or without stored labels). Reads only."""
     from review.compute.stage import choose_rule_set, configured_rules

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from review.cli import context
@@ -56,7 +58,7 @@ def status(
                 [(r["id"], r["command"], r["status"], r["started_at"], r["summary"] or "") for r in report.runs])
 
 
-def _print_human_evaluation(h: dict) -> None:
+def _print_human_evaluation(h: dict[str, Any]) -> None:
     """A short block; `review evaluate human` gives the whole picture."""
     def fmt(v: float | None) -> str:
         return "n/a" if v is None else f"{v:.3f}"
