@@ -160,6 +160,9 @@ def _print_human(result: Any) -> None:
     s = result.scores
     typer.echo(f"human answers: {result.reviewed} papers reviewed, {s.items} scored, {s.computing} compute the "
                f"metric; rules {result.rule_set} ({result.rules_sha256[:12]})")
+    if not result.reviewed:
+        typer.echo("  no human answers yet: `review pull` (or `review pull --from-file`) brings them in")
+    typer.echo("  code URLs are not a question of the paper form: not scored")
     for reason, n in sorted(result.left_out.items()):
         typer.echo(f"  left out: {n} paper{'s' if n != 1 else ''}: {reason}")
     for q, reasons in sorted(result.questions_left_out.items()):
