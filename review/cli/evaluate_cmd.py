@@ -218,10 +218,10 @@ def _print_scores(result: Any) -> None:
             echo(f"- {d.item} {d.question}: expected {_answer(d.expected)}; proposed {_answer(d.proposed)}")
             for e in d.evidence:
                 echo(f"    {e['rule']}: {e['snippet']}")
-            if d.expected_evidence and not d.evidence:
-                ev = d.expected_evidence
-                echo(f"    {'' if isinstance(ev, str) and ev.startswith('human') else 'gold: '}"
-                     f"{ev if isinstance(ev, str) else ' | '.join(map(str, ev))}")
+            ev = d.expected_evidence
+            human = isinstance(ev, str) and ev.startswith("human")
+            if ev and (human or not d.evidence):  # a gold snippet only when the proposal has none
+                echo(f"    {'' if human else 'gold: '}{ev if isinstance(ev, str) else ' | '.join(map(str, ev))}")
     if result.rule_scores:
         echo("")
         echo("Per-rule precision (matches on scored answers; worst first):")
