@@ -202,8 +202,8 @@ def _hits(rule: Rule, matches: Iterable, regions: dict[str, tuple[int, int] | No
         value = m.group(rule.group) if rule.group else m.group(0)
         if value is None:
             continue
-        if rule.kind is Kind.CODE_URL:
-            value = value.rstrip(".,;:)]}'\"")
+        if rule.kind is Kind.CODE_URL:  # a URL split by the extraction ("https: //x", "owner/ name") is one URL
+            value = "".join(value.split()).rstrip(".,;:)]}'\"")
         yield Hit(rule.id, rule.kind, rule.label, start, end, m.group(0), value)
 
 
