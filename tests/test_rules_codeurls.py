@@ -63,13 +63,6 @@ def test_a_footnote_after_its_sentence() -> None:
     assert own(text) == {"github.com/sam/hetersum"}
 
 
-def test_a_footnote_read_before_its_sentence() -> None:
-    # the extraction read the footnote's column first
-    text = (BODY + "3https://github.com/tia/talk-data " + FILLER
-            + "We make our dataset and related code publicly available3. " + FILLER)
-    assert own(text) == {"github.com/tia/talk-data"}
-
-
 def test_a_footnote_on_another_works_code_does_not_count() -> None:
     text = (BODY + "For the extractive baseline we used the implementation provided by the authors9. " + FILLER
             + "9 https://github.com/uma/fast-ext " + FILLER)
