@@ -334,7 +334,7 @@ class NaiveEngine:
 
     def __init__(self, ruleset: RuleSet):
         self.ruleset = ruleset
-        c = lambda p: re.compile(p.source, re.IGNORECASE)  # noqa: E731
+        c = _naive_compile
         self._prelim = c(ruleset.prelim)
         self._anchors = {n: c(p) for n, p in ruleset.anchors.items()}
         self._rules = [(r, [c(p) for p in r.patterns]) for r in ruleset.rules]
@@ -368,8 +368,17 @@ class NaiveEngine:
         return find
 
 
+def _naive_compile(pattern: Pattern) -> Any:
+    """`re` when it reads the pattern; the `regex` module's compiled form for what `re` lacks
+    (variable-width lookbehinds in the precise file)."""
+    try:
+        return re.compile(pattern.source, re.IGNORECASE)
+    except re.error:
+        return pattern.compiled
+
+
 def _naive_region(region: Region, text: str) -> tuple[int, int] | None:
-    start = re.compile(region.start.source, re.IGNORECASE)
+    start = _naive_compile(region.start)
     floor = int(len(text) * region.min_fraction)
     starts = [m for m in start.finditer(text) if m.start() >= floor]
     if not starts:
@@ -377,7 +386,7 @@ def _naive_region(region: Region, text: str) -> tuple[int, int] | None:
     begin = (starts[-1] if region.which == "last" else starts[0]).end()
     stop = len(text)
     if region.end is not None:
-        m = re.compile(region.end.source, re.IGNORECASE).search(text, begin)
+        m = _naive_compile(region.end).search(text, begin)
         if m is not None:
             stop = m.start()
     return begin, stop
