@@ -37,10 +37,17 @@ class Evidence:
     end: int
     match: str
     snippet: str
+    attached: str = ""  # the mention an attached match refers to
+    reason: str = ""  # why a rejected match does not count
 
     def as_dict(self) -> dict[str, Any]:
-        return {"label": self.label, "rule": self.rule, "kind": self.kind, "start": self.start, "end": self.end,
-                "match": self.match, "snippet": self.snippet}
+        out = {"label": self.label, "rule": self.rule, "kind": self.kind, "start": self.start, "end": self.end,
+               "match": self.match, "snippet": self.snippet}
+        if self.attached:
+            out["attached"] = self.attached
+        if self.reason:
+            out["reason"] = self.reason
+        return out
 
 
 @dataclass
@@ -59,6 +66,7 @@ class CheckResult:
     r2: bool
     missing: list[str]
     evidence: list[Evidence] = field(default_factory=list)
+    rejected: list[Evidence] = field(default_factory=list)  # matches that did not attach, each with its reason
     rules: str = ""
     rules_sha256: str = ""
     source: str | None = None
@@ -78,6 +86,7 @@ class CheckResult:
             "packages": self.packages, "params": self.params, "protocol": self.protocol, "variants": self.variants,
             "code_urls": self.code_urls, "r1": self.r1, "r2": self.r2, "irreproducible": self.irreproducible,
             "missing": self.missing, "evidence": [e.as_dict() for e in self.evidence],
+            "rejected": [e.as_dict() for e in self.rejected],
             "timed_out": self.timed_out,
         }
 
@@ -112,11 +121,18 @@ def check_text(text: str, ruleset: RuleSet, *, max_per_rule: int = 5, engine: En
         shown[h.rule_id] = shown.get(h.rule_id, 0) + 1
         if shown[h.rule_id] <= max_per_rule:
             evidence.append(Evidence(h.label, h.rule_id, h.kind.value, h.start, h.end, h.value,
-                                     h.snippet(text, ruleset.snippet_chars)))
+                                     h.snippet(text, ruleset.snippet_chars), attached=h.attached))
+    rejected = []
+    for r in labeled.rejected:
+        h = r.hit
+        shown[h.rule_id] = shown.get(h.rule_id, 0) + 1
+        if shown[h.rule_id] <= max_per_rule:
+            rejected.append(Evidence(h.label, h.rule_id, h.kind.value, h.start, h.end, h.value,
+                                     h.snippet(text, ruleset.snippet_chars), reason=r.reason))
     return CheckResult(metric=ruleset.metric, prelim=lb.prelim, computes=lb.computes,
                        packages=list(lb.packages), params=list(lb.params), protocol=list(lb.protocol),
                        variants=list(lb.variants), code_urls=list(lb.code_urls), r1=r1, r2=r2, missing=missing,
-                       evidence=evidence, rules=ruleset.name, rules_sha256=ruleset.sha256, chars=len(text),
+                       evidence=evidence, rejected=rejected, rules=ruleset.name, rules_sha256=ruleset.sha256, chars=len(text),
                        timed_out=list(scan.timed_out))
 
 

@@ -75,4 +75,8 @@ def _print(r) -> None:  # type: ignore[no-untyped-def]
     shown = [e for e in r.evidence if e.kind != "flag"] + [e for e in r.evidence if e.kind == "flag"][:4]
     if shown:
         print_table("Evidence", ["label", "rule", "chars", "snippet"],
-                    [(e.label, e.rule, f"{e.start}-{e.end}", e.snippet) for e in shown])
+                    [(e.label, e.rule, f"{e.start}-{e.end}", e.snippet + (f" [attached to {e.attached}]"
+                                                                             if e.attached else "")) for e in shown])
+    if r.rejected:
+        print_table("Rejected (do not count)", ["label", "rule", "chars", "reason", "snippet"],
+                    [(e.label, e.rule, f"{e.start}-{e.end}", e.reason, e.snippet) for e in r.rejected])

@@ -37,6 +37,7 @@ class ItemResult:
     gold: GoldPaper
     proposed: dict[str, Any]
     matches: list[dict[str, Any]]
+    rejected: list[dict[str, Any]] = field(default_factory=list)  # matches that did not attach, with the reason
 
 
 @dataclass
@@ -122,8 +123,10 @@ def label_items(gold: GoldFile, texts: Mapping[str, str], ruleset: RuleSet) -> l
         proposed = {"P0": result.computes, "P1": list(result.params), "P2": list(result.variants),
                     "P3": list(result.protocol), "P4": list(result.packages), "code_urls": list(result.code_urls)}
         matches = [{"rule": e.rule, "kind": e.kind, "label": e.label, "match": e.match, "start": e.start,
-                    "snippet": e.snippet} for e in result.evidence]
-        out.append(ItemResult(p, proposed, matches))
+                    "snippet": e.snippet, **({"attached": e.attached} if e.attached else {})} for e in result.evidence]
+        rejected = [{"rule": e.rule, "kind": e.kind, "label": e.label, "match": e.match, "start": e.start,
+                     "snippet": e.snippet, "reason": e.reason} for e in result.rejected]
+        out.append(ItemResult(p, proposed, matches, rejected))
     return out
 
 
@@ -135,6 +138,7 @@ def evaluate(gold: GoldFile, texts: Mapping[str, str], ruleset: RuleSet) -> Pape
     for d in scores.disagreements:
         item = by_id[d.item]
         d.evidence = _evidence(d.question, d.extra, d.proposed, item.matches)
+        d.evidence += _evidence(d.question, d.missing, d.proposed, item.rejected)  # why an expected label was turned down
         d.expected_evidence = item.gold.evidence.get(d.question)
     rule_scores = rule_precision((i.gold.answers, i.matches) for i in items)
     return PapersEvaluation(str(gold.path), ruleset.name, ruleset.sha256, tuple(ruleset.options), scores,

@@ -28,8 +28,8 @@ from __future__ import annotations
 import bisect
 import re
 import sys
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from review.rules.guard import Budget, needs_timer
 from review.rules.model import Kind, Pattern, Region, Rule, RuleSet
@@ -55,12 +55,21 @@ class Hit:
     end: int
     match: str
     value: str  # the capture group for params, the URL for code links, else the match
+    attached: str = ""  # the mention an attached rule's match refers to (`attach`), e.g. "rouge 'ROUGE-L' at 912"
 
     def snippet(self, text: str, chars: int) -> str:
         left = max(0, self.start - chars)
         right = min(len(text), self.end + chars)
         core = " ".join(text[left:right].split())
         return ("…" if left > 0 else "") + core + ("…" if right < len(text) else "")
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A match its rule's attachment policy did not accept, with the reason (kept as evidence)."""
+
+    hit: Hit
+    reason: str
 
 
 @dataclass
@@ -71,6 +80,7 @@ class Scan:
     hits: list[Hit] = field(default_factory=list)
     gated: bool = False  # true when the text left at the preliminary search
     timed_out: list[str] = field(default_factory=list)  # rule ids (or [prelim], [anchors.x], [regions.x]) cut off
+    rejected: list[Rejected] = field(default_factory=list)  # matches of attached rules that did not attach
 
 
 class Engine:
@@ -86,10 +96,12 @@ class Engine:
         self._anywhere = [r for r in ruleset.rules if r.near is None]
         self._near = [r for r in ruleset.rules if r.near is not None]
         self._anchors_used = sorted({r.near for r in self._near if r.near})
-        self._regions_used = sorted({reg for r in ruleset.rules for reg in r.exclude_regions})
+        self._regions_used = sorted({reg for r in ruleset.rules for reg in r.exclude_regions}
+                                    | {reg for a in ruleset.attachments.values() for reg in a.reject_regions})
         self._plans = {(r.id, i): plan_for(p.source) for r in ruleset.rules for i, p in enumerate(r.patterns)}
         patterns = [ruleset.prelim, *ruleset.anchors.values(), *(p for r in ruleset.rules for p in r.patterns),
-                    *(p for reg in ruleset.regions.values() for p in (reg.start, reg.end) if p is not None)]
+                    *(p for reg in ruleset.regions.values() for p in (reg.start, reg.end) if p is not None),
+                    *(a.sentence_end for a in ruleset.attachments.values())]
         self._timed = {p.source for p in patterns if needs_timer(p.source)} if timeout else set()
         self._timed_rules = {r.id for r in ruleset.rules if any(p.source in self._timed for p in r.patterns)}
 
@@ -167,7 +179,28 @@ class Engine:
                 continue
             hits.extend(found)
         hits.sort(key=lambda h: (h.start, h.end, h.rule_id))
-        return Scan(prelim=prelim, hits=hits, timed_out=timed_out)
+        hits, rejected = attach(rs, text, hits, regions, self._context_finder(text, timed_out))
+        return Scan(prelim=prelim, hits=hits, timed_out=timed_out, rejected=rejected)
+
+    def _context_finder(self, text: str, timed_out: list[str]) -> Callable[[str, int, int], list[tuple[int, int]]]:
+        """Spans of an anchor ("anchor:NAME") or a policy's sentence ends ("sentence:NAME") in [lo, hi), guarded."""
+        budgets: dict[str, Budget | None] = {}
+
+        def find(name: str, lo: int, hi: int) -> list[tuple[int, int]]:
+            kind, _, key = name.partition(":")
+            pattern = self.ruleset.anchors[key] if kind == "anchor" else self.ruleset.attachments[key].sentence_end
+            label = f"[anchors.{key}]" if kind == "anchor" else f"[attachments.{key}]"
+            if label in timed_out:
+                return []
+            if name not in budgets:
+                budgets[name] = self._budget(pattern)
+            try:
+                return [m.span() for m in self._finder(pattern, budgets[name])(text, lo, hi)]
+            except TimeoutError:
+                timed_out.append(label)
+                return []
+
+        return find
 
     def _search(self, pattern: Pattern, text: str) -> Any:
         if pattern.source in self._timed:
@@ -200,11 +233,42 @@ def _hits(rule: Rule, matches: Iterable, regions: dict[str, tuple[int, int] | No
         if rule.exclude_regions and _inside(start, rule.exclude_regions, regions):
             continue
         value = m.group(rule.group) if rule.group else m.group(0)
-        if value is None:
+        if value is not None and rule.trim is not None:
+            value = rule.trim.compiled.sub("", value).strip()
+        if not value:
             continue
-        if rule.kind is Kind.CODE_URL:
-            value = value.rstrip(".,;:)]}'\"")
+        if rule.kind is Kind.CODE_URL:  # a URL split by the extraction ("https: //x", "owner/ name") is one URL
+            value = "".join(value.split()).rstrip(".,;:)]}'\"")
         yield Hit(rule.id, rule.kind, rule.label, start, end, m.group(0), value)
+
+
+def attach(ruleset: RuleSet, text: str, hits: list[Hit], regions: Mapping[str, tuple[int, int] | None],
+           find: Callable[[str, int, int], list[tuple[int, int]]]) -> tuple[list[Hit], list[Rejected]]:
+    """Split the hits of rules with `attach` into attached (the mention noted) and rejected."""
+    ids = {r.id for r in ruleset.rules if r.attach}
+    if not ids or not any(h.rule_id in ids for h in hits):
+        return hits, []
+    from review.rules.context import Judge
+
+    policies = {r.id: ruleset.attachments[r.attach] for r in ruleset.rules if r.attach}
+    todo: dict[str, list[tuple[int, int]]] = {}
+    for h in hits:
+        if h.rule_id in policies:
+            todo.setdefault(policies[h.rule_id].name, []).append((h.start, h.end))
+    judge = Judge(ruleset, text, regions, find, todo)
+    kept: list[Hit] = []
+    rejected: list[Rejected] = []
+    for h in hits:
+        policy = policies.get(h.rule_id)
+        if policy is None:
+            kept.append(h)
+            continue
+        verdict = judge.judge(policy, h.start, h.end)
+        if verdict.accepted:
+            kept.append(replace(h, attached=verdict.attached))
+        else:
+            rejected.append(Rejected(h, verdict.reason))
+    return kept, rejected
 
 
 def _inside(pos: int, names: Sequence[str], regions: dict[str, tuple[int, int] | None]) -> bool:
@@ -270,7 +334,7 @@ class NaiveEngine:
 
     def __init__(self, ruleset: RuleSet):
         self.ruleset = ruleset
-        c = lambda p: re.compile(p.source, re.IGNORECASE)  # noqa: E731
+        c = _naive_compile
         self._prelim = c(ruleset.prelim)
         self._anchors = {n: c(p) for n, p in ruleset.anchors.items()}
         self._rules = [(r, [c(p) for p in r.patterns]) for r in ruleset.rules]
@@ -292,11 +356,29 @@ class NaiveEngine:
         if rs.gate and not prelim:
             return Scan(prelim=False, gated=True)
         hits.sort(key=lambda h: (h.start, h.end, h.rule_id))
-        return Scan(prelim=prelim, hits=hits)
+        hits, rejected = attach(rs, text, hits, regions, self._find(text))
+        return Scan(prelim=prelim, hits=hits, rejected=rejected)
+
+    def _find(self, text: str) -> Callable[[str, int, int], list[tuple[int, int]]]:
+        def find(name: str, lo: int, hi: int) -> list[tuple[int, int]]:
+            kind, _, key = name.partition(":")
+            pattern = self.ruleset.anchors[key] if kind == "anchor" else self.ruleset.attachments[key].sentence_end
+            return [m.span() for m in pattern.compiled.finditer(text, lo, hi)]  # `regex` syntax (lookbehinds)
+
+        return find
+
+
+def _naive_compile(pattern: Pattern) -> Any:
+    """`re` when it reads the pattern; the `regex` module's compiled form for what `re` lacks
+    (variable-width lookbehinds in the precise file)."""
+    try:
+        return re.compile(pattern.source, re.IGNORECASE)
+    except re.error:
+        return pattern.compiled
 
 
 def _naive_region(region: Region, text: str) -> tuple[int, int] | None:
-    start = re.compile(region.start.source, re.IGNORECASE)
+    start = _naive_compile(region.start)
     floor = int(len(text) * region.min_fraction)
     starts = [m for m in start.finditer(text) if m.start() >= floor]
     if not starts:
@@ -304,7 +386,7 @@ def _naive_region(region: Region, text: str) -> tuple[int, int] | None:
     begin = (starts[-1] if region.which == "last" else starts[0]).end()
     stop = len(text)
     if region.end is not None:
-        m = re.compile(region.end.source, re.IGNORECASE).search(text, begin)
+        m = _naive_compile(region.end).search(text, begin)
         if m is not None:
             stop = m.start()
     return begin, stop

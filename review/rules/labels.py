@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from review.rules.engine import Hit, Scan
+from review.rules.engine import Hit, Rejected, Scan
 from review.rules.model import Kind, OverlapScope, Resolve, RuleSet
 
 
@@ -39,6 +39,7 @@ class Labeled:
     labels: Labels
     hits: list[Hit] = field(default_factory=list)
     suppressed: list[Hit] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)  # matches their attachment policy turned down
 
 
 def label_scan(scan: Scan, ruleset: RuleSet) -> Labeled:
@@ -60,7 +61,7 @@ def label_scan(scan: Scan, ruleset: RuleSet) -> Labeled:
         code_urls=_unique(h.value for h in by_kind[Kind.CODE_URL]),
         flags=tuple(sorted(flags)),
     )
-    return Labeled(labels, hits, suppressed)
+    return Labeled(labels, hits, suppressed, list(scan.rejected))
 
 
 def resolve_overlaps(hits: list[Hit], ruleset: RuleSet) -> tuple[list[Hit], list[Hit]]:

@@ -84,6 +84,29 @@ class Rule:
     group: int = 0  # capture group whose text is the finding's value (params)
     exclude_regions: tuple[str, ...] = ()
     description: str = ""
+    attach: str | None = None  # name of an [attachments.*] policy the match must satisfy
+    trim: Pattern | None = None  # matches of this pattern are cut out of the value (params)
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """What a match must refer to (`[attachments.NAME]`), judged by `review.rules.context`.
+
+    The match is kept when a mention of `anchor` stands in its sentence or within `window`
+    characters of it, no `closer` anchor (another metric, another task) is nearer to it, no
+    `reject_sentence` anchor (cue words of related work, preprocessing, ...) is in its
+    sentence and it lies in none of `reject_regions`; otherwise it is rejected with the reason.
+    """
+
+    name: str
+    anchor: str
+    window: int
+    sentence_end: Pattern
+    closer: tuple[str, ...] = ()
+    reject_sentence: tuple[str, ...] = ()
+    reject_regions: tuple[str, ...] = ()
+    description: str = ""
+    sentence_chars: int = 400  # a sentence is cut this many characters either side of the match (tables, lists)
 
 
 @dataclass(frozen=True)
@@ -129,6 +152,7 @@ class RuleSet:
     content: str  # what ran: the file (and its base and options), stored with the labels
     path: str | None = None
     sha256: str = field(default="")
+    attachments: Mapping[str, Attachment] = field(default_factory=dict)
 
     def signature(self) -> dict[str, Any]:
         """The fields a result's reproducibility signature takes from the rule set."""
@@ -143,9 +167,10 @@ class RuleSet:
 # ----------------------------------------------------------------------------- loading
 
 TOP_KEYS = {"schema", "name", "metric", "version", "description", "extends", "enable", "snippet_chars",
-            "prelim", "anchors", "regions", "flag", "rules", "overlaps", "reproducibility", "options"}
+            "prelim", "anchors", "regions", "flag", "rules", "overlaps", "reproducibility", "options",
+            "attachments"}
 RULE_KEYS = {"id", "kind", "label", "patterns", "pattern", "near", "window", "group", "exclude_regions",
-             "description"}
+             "description", "attach", "trim"}
 PRELIM_KEYS = {"pattern", "gate"}
 ANCHOR_KEYS = {"pattern", "description"}
 REGION_KEYS = {"start", "end", "which", "min_fraction", "description"}
@@ -153,7 +178,11 @@ FLAG_KEYS = {"expression", "description"}
 OVERLAP_KEYS = {"generic", "specific", "resolve", "scope"}
 REPRO_KEYS = {"r1_packages", "r2_packages"}
 OPTION_KEYS = {"description", "rules", "patch", "disable", "overlaps", "anchors", "prelim", "flag"}
-PATCH_KEYS = {"select_kinds", "select_ids", "near", "window", "exclude_regions"}
+PATCH_KEYS = {"select_kinds", "select_ids", "near", "window", "exclude_regions", "attach", "trim"}
+ATTACHMENT_KEYS = {"anchor", "window", "sentence_end", "sentence_chars", "closer", "reject_sentence",
+                   "reject_regions", "description"}
+MERGED_TABLES = ("anchors", "regions", "attachments")
+"""Tables a child file adds to (same name = replace) instead of replacing the base's whole table."""
 
 
 def load_ruleset(path: str | Path, options: Iterable[str] = ()) -> RuleSet:
@@ -201,8 +230,8 @@ def _merge_child(base: dict[str, Any], child: dict[str, Any], source: str) -> di
             merged["extends"] = value
         elif key == "rules":
             merged["rules"] = _replace_rules(merged.get("rules", []), value, source)
-        elif key == "options":
-            merged.setdefault("options", {}).update(value)
+        elif key == "options" or (key in MERGED_TABLES and isinstance(value, dict)):
+            merged.setdefault(key, {}).update(value)
         else:
             merged[key] = value
     return merged
@@ -286,7 +315,8 @@ def build_ruleset(data: dict[str, Any], *, source: str = "<rules>", options: Ite
                                 _compile(end, f"region '{rname}' end", source) if end else None,
                                 which, float(reg.get("min_fraction", 0.0)))
 
-    rules = _build_rules(data.get("rules"), anchors, regions, source)
+    attachments = _build_attachments(data.get("attachments"), anchors, regions, source, content)
+    rules = _build_rules(data.get("rules"), anchors, regions, source, attachments, content)
     flag_labels = {r.label for r in rules if r.kind is Kind.FLAG}
     flag_t = _table(data, "flag", source, required=True)
     _check_keys(flag_t, FLAG_KEYS, "[flag]", source)
@@ -337,7 +367,7 @@ def build_ruleset(data: dict[str, Any], *, source: str = "<rules>", options: Ite
         overlaps=tuple(overlaps), r1_packages=frozenset(r1_set), r2_packages=frozenset(r2_set),
         snippet_chars=snippet_chars, options=options, available_options=available, content=text,
         path=source if source != "<rules>" else None,
-        sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), attachments=attachments,
     )
 
 
@@ -360,7 +390,7 @@ def _apply_option(data: dict[str, Any], name: str, opt: dict[str, Any], source: 
             raise RuleFileError(f"{where}.patch[{i}] selects nothing (give select_kinds or select_ids)", item=source)
         for rule in data.get("rules", []):
             if rule.get("kind") in kinds or rule.get("id") in ids:
-                for key in ("near", "window", "exclude_regions"):
+                for key in ("near", "window", "exclude_regions", "attach", "trim"):
                     if key in patch:
                         rule[key] = patch[key]
     if "overlaps" in opt:
@@ -373,7 +403,68 @@ def _apply_option(data: dict[str, Any], name: str, opt: dict[str, Any], source: 
     return data
 
 
-def _build_rules(raw: Any, anchors: Mapping[str, Pattern], regions: Mapping[str, Region], source: str) -> list[Rule]:
+def _build_attachments(raw: Any, anchors: Mapping[str, Pattern], regions: Mapping[str, Region], source: str,
+                       content: str | None) -> dict[str, Attachment]:
+    """Check `[attachments.*]`: every name they use must be a declared anchor or region."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise RuleFileError("`attachments` must be a table of named policies", item=source)
+    out = {}
+    for name, t in raw.items():
+        where = f"attachment '{name}'"
+        item = _at(source, content, rf"^\s*\[attachments\.{regex.escape(name)}\]")
+        _check_keys(t, ATTACHMENT_KEYS, where, item)
+        anchor = t.get("anchor")
+        if not isinstance(anchor, str) or anchor not in anchors:
+            raise RuleFileError(f"{where}: `anchor` must name an anchor declared in [anchors] (got {anchor!r}; "
+                                f"declared: {', '.join(sorted(anchors)) or 'none'})", item=item)
+        window, sentence_chars = t.get("window", 0), t.get("sentence_chars", 400)
+        for key, value in (("window", window), ("sentence_chars", sentence_chars)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0 or value > 10_000:
+                raise RuleFileError(f"{where}: `{key}` must be a number of characters from 0 to 10000", item=item)
+        names = {}
+        for key in ("closer", "reject_sentence"):
+            names[key] = tuple(_as_list(t.get(key, []), f"{where}.{key}", item))
+            for n in names[key]:
+                if n not in anchors:
+                    raise RuleFileError(f"{where}: `{key}` names '{n}', which is not declared in [anchors]", item=item)
+        reject_regions = tuple(_as_list(t.get("reject_regions", []), f"{where}.reject_regions", item))
+        for n in reject_regions:
+            if n not in regions:
+                raise RuleFileError(f"{where}: `reject_regions` names '{n}', which is not declared in [regions]",
+                                    item=item)
+        end = t.get("sentence_end")
+        if end is None:
+            raise RuleFileError(f"{where} needs `sentence_end`, the pattern between two sentences", item=item)
+        out[name] = Attachment(name, anchor, window, _compile(end, f"{where} sentence_end", item), names["closer"],
+                               names["reject_sentence"], reject_regions, str(t.get("description", "")),
+                               sentence_chars)
+    return out
+
+
+def _at(source: str, content: str | None, line_pattern: str, after: str | None = None) -> str:
+    """`file:line` of the first line matching `line_pattern` (after the line matching `after`), else `file`.
+
+    Rule-file errors name the line a user has to edit; TOML itself keeps no positions, so
+    the line is found again in the file's own text (the part before any `extends` base).
+    """
+    if not content:
+        return source
+    lines = content.split("\n# ---- extends ")[0].splitlines()
+    start = 0
+    if after is not None:
+        start = next((i for i, ln in enumerate(lines) if regex.search(after, ln)), None)  # type: ignore[assignment]
+        if start is None:
+            return source
+    for i in range(start, len(lines)):
+        if regex.search(line_pattern, lines[i]):
+            return f"{source}:{i + 1}"
+    return source
+
+
+def _build_rules(raw: Any, anchors: Mapping[str, Pattern], regions: Mapping[str, Region], source: str,
+                 attachments: Mapping[str, Attachment] | None = None, content: str | None = None) -> list[Rule]:
     if not isinstance(raw, list) or not raw:
         raise RuleFileError("no rules: add at least one [[rules]] table", item=source)
     rules: list[Rule] = []
@@ -426,8 +517,18 @@ def _build_rules(raw: Any, anchors: Mapping[str, Pattern], regions: Mapping[str,
         for reg in exclude:
             if reg not in regions:
                 raise RuleFileError(f"{where}: region '{reg}' is not declared in [regions]", item=source)
+        attach = r.get("attach")
+        if attach is not None and attach not in (attachments or {}):
+            item = _at(source, content, rf"\battach\s*=\s*[\"']{regex.escape(str(attach))}[\"']",
+                       after=rf"\bid\s*=\s*[\"']{regex.escape(rid)}[\"']")
+            if item == source:
+                item = _at(source, content, rf"\battach\s*=\s*[\"']{regex.escape(str(attach))}[\"']")
+            raise RuleFileError(f"{where}: `attach` names '{attach}', which is not declared in [attachments] "
+                                f"(declared: {', '.join(sorted(attachments or {})) or 'none'})", item=item)
+        trim = r.get("trim")
+        trim_p = _compile(trim, f"{where} trim", source) if trim is not None else None
         rules.append(Rule(rid, kind, label, patterns, near, window if near else 0, group, exclude,
-                          str(r.get("description", ""))))
+                          str(r.get("description", "")), attach, trim_p))
     return rules
 
 

@@ -232,6 +232,15 @@ def _store(s: Session, rs_id: int, ruleset: RuleSet, labeled: Sequence[tuple[int
                          "snippet": h.snippet(text, ruleset.snippet_chars), "run_id": run_id})
         extra = {"flags": list(lb.flags), "hits": per_rule, "suppressed": len(lab.suppressed),
                  "r1": r1, "r2": r2, "chars": len(text), **(origins or {}).get(pid, {})}
+        attached = [{"rule": h.rule_id, "label": h.label, "start": h.start, "attached": h.attached}
+                    for h in lab.hits if h.attached][:max_hits * 4]
+        if attached:
+            extra["attached"] = attached  # which mention each attached finding refers to (findings: same rule, start)
+        if lab.rejected:
+            extra["rejected"] = [{"rule": r.hit.rule_id, "kind": r.hit.kind.value, "label": r.hit.label,
+                                  "start": r.hit.start, "end": r.hit.end, "match": r.hit.value, "reason": r.reason,
+                                  "snippet": r.hit.snippet(text, ruleset.snippet_chars)}
+                                 for r in lab.rejected[:max_hits * 4]]
         if timed_out:
             extra["timed_out"] = list(timed_out)
         values = dict(prelim=lb.prelim, computes=lb.computes, params=list(lb.params), protocol=list(lb.protocol),
