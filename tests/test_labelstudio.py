@@ -647,7 +647,10 @@ def test_the_issue_on_the_sample_survey(settings, ls_server, reviewers, tmp_path
         run_queue(db, settings, "papers", project=name, client=ls_server.client(), overlap=2)
         code = run_queue(db, settings, "code", project=name + " code", client=ls_server.client())
         unreviewed = run_export(db, settings, out_dir=tmp_path / "unreviewed")
-        assert (unreviewed.out_dir / "dataset.csv").read_bytes() == (survey.out_dir / "dataset.csv").read_bytes()
+        exported = sorted(f.relative_to(unreviewed.out_dir) for f in unreviewed.out_dir.rglob("*") if f.is_file())
+        assert len(exported) >= 15
+        for name in exported:  # every file, byte for byte: the dataset, statistics, figures, report, manifest
+            assert (unreviewed.out_dir / name).read_bytes() == (survey.out_dir / name).read_bytes(), name
         with db.session() as s:
             tied = s.scalar(select(Paper.id).where(Paper.ident == "2020.sample-1.4"))
             coded = s.scalar(select(Paper.id).where(Paper.ident == "2020.sample-1.5"))
