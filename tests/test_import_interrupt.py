@@ -74,3 +74,57 @@ def test_sigkill_mid_import_then_rerun_settles_every_file_exactly_once(db, db_ur
     assert not PdfStore(data_dir).partial_files()
     for d in docs:
         assert sha((data_dir / d.path).read_bytes()) == d.sha256
+
+
+# --- helper processes of a killed import (issue 16.7: workers die with their parent) -------
+
+_TEXT_POOL_PARENT = """
+import time
+from review.importer.texts import _Pool
+pool = _Pool(2)
+pool.submit(["warm up"]).result()
+print(" ".join(str(pid) for pid in pool.pool._processes), flush=True)
+time.sleep(600)
+"""
+
+_META_PARENT = """
+import sys, time
+from review.importer import pdfmeta
+pdfmeta.read_meta_in_process = lambda path: time.sleep(600)  # a PDF that hangs the reader
+print("reading", flush=True)
+pdfmeta.read_meta(sys.argv[1], timeout=600)
+"""
+
+
+def _kill_parent_and_check_children(script: str, *args: str) -> None:
+    from tests.procs import children, wait_gone
+
+    parent = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE, text=True)
+    helpers: list[int] = []
+    try:
+        parent.stdout.readline()
+        deadline = time.monotonic() + 30
+        while not (helpers := children(parent.pid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert helpers, "the helper processes never started"
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(10)
+        assert wait_gone(helpers, 10) == [], "a helper process outlived the killed import"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        for pid in wait_gone(helpers, 0):  # a failed check leaves no orphan behind
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; parent-death signal")
+def test_text_import_workers_die_with_a_killed_import():
+    """`review import texts` normalizes in a process pool; idle workers waited forever once it was killed."""
+    _kill_parent_and_check_children(_TEXT_POOL_PARENT)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; parent-death signal")
+def test_a_hung_metadata_reader_dies_with_a_killed_import(tmp_path):
+    """`review import pdfs --create` reads each PDF's metadata in a child with a time limit the
+    parent enforces; once the parent is killed, nobody would end a reader stuck on a hostile PDF."""
+    _kill_parent_and_check_children(_META_PARENT, str(tmp_path / "x.pdf"))

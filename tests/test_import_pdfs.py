@@ -322,3 +322,40 @@ def test_a_cut_off_archive_keeps_what_was_read_and_says_where_it_broke(db, tmp_p
     assert got["P19-1403.pdf"][:2] == ("corrupt", "unreadable")
     assert got["(rest of the archive)"][:2] == ("refused", "damaged_archive")
     assert not PdfStore(settings_for(tmp_path).data_dir).partial_files()
+
+
+def test_create_cuts_over_long_metadata_and_records_the_cut(db, tmp_path, caplog):
+    """Issue 18.5 for --create: a PDF's metadata is as untrusted as an anthology file. A
+    5,000,000-character title (its words on the first page, so it is taken as the title) and
+    2,500 authors are cut to the harvest's limits, and the original lengths are recorded."""
+    import logging
+
+    from reportlab.pdfgen import canvas
+
+    from review.db.models import SourceRecord
+    from review.harvest.records import LIST_LIMITS, TEXT_LIMITS
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    pdf = canvas.Canvas(str(folder / "long.pdf"))
+    pdf.setTitle("Summarization Evaluation " * 200_000)
+    pdf.setAuthor("; ".join(["Ann Lee"] * 2500))
+    pdf.drawString(72, 700, "Summarization Evaluation")
+    pdf.drawString(72, 680, "Ann Lee")
+    pdf.showPage()
+    pdf.save()
+    settings = settings_for(tmp_path)
+    settings.download.max_bytes = 50_000_000
+    with caplog.at_level(logging.WARNING, logger="review"):
+        report = run_import_pdfs(db, settings, folder, create=True)
+    assert report.counts["created"] == 1
+    with db.session() as s:
+        paper = s.scalars(select(Paper)).one()
+        raw = s.scalars(select(SourceRecord.raw)).one()
+        assert len(paper.title) == TEXT_LIMITS["title"] and paper.title.startswith("Summarization Evaluation")
+        assert len(paper.authors) == LIST_LIMITS["authors"][0]
+    assert raw["truncated"] == {"title": len(("Summarization Evaluation " * 200_000).strip()), "authors": 2500}
+    assert len(raw["metadata"]["title"]) == TEXT_LIMITS["title"]
+    assert len(raw["metadata"]["authors"]) == LIST_LIMITS["authors"][0]
+    assert len(json.dumps(raw)) < 100_000
+    assert any("long.pdf" in r.getMessage() and "title of 4,999,999" in r.getMessage() for r in caplog.records)

@@ -130,14 +130,31 @@ def _annotate_matrix(client_of, tasks: dict[int, int], ids: list[int]) -> dict[t
 
 
 def _resolutions(db) -> dict[tuple[str, str], tuple]:
-    """(paper ident, question) -> what the reviewers resolve to (annotator names aside)."""
-    from review.db.models import Paper
+    """(paper ident or codebase url, question) -> what the reviewers resolve to (annotator names aside)."""
+    from review.db.models import Codebase, Paper
     with db.session() as s:
-        rows = s.execute(select(Paper.ident, HumanResolution).join(Paper, Paper.id == HumanResolution.item_id)
-                         .where(HumanResolution.kind == "papers"))
-        return {(ident, r.question): (r.status, json.dumps(r.answer), r.reviewers, r.needs_adjudication,
-                                      sorted((json.dumps(v["answer"]), v["count"]) for v in r.votes))
-                for ident, r in rows}
+        papers = s.execute(select(Paper.ident, HumanResolution).join(Paper, Paper.id == HumanResolution.item_id)
+                           .where(HumanResolution.kind == "papers"))
+        codes = s.execute(select(Codebase.url, HumanResolution).join(Codebase, Codebase.id == HumanResolution.item_id)
+                          .where(HumanResolution.kind == "code"))
+        return {(name, r.question): (r.status, json.dumps(r.answer), r.reviewers, r.needs_adjudication,
+                                     sorted((json.dumps(v["answer"]), v["count"]) for v in r.votes))
+                for name, r in [*papers, *codes]}
+
+
+def _same_offline(db, settings, server, project_ids: list[int], tmp_path, seed) -> None:
+    """The offline path (Label Studio JSON exports read with `review pull --from-file`) into a
+    second database seeded the same way (`seed(db)`) gives the same resolutions as the pulls."""
+    other = Database(f"sqlite:///{tmp_path / 'offline.sqlite'}")
+    migrate.upgrade(other)
+    try:
+        seed(other)
+        for pid in project_ids:
+            import_annotations(other, settings, _export(server, pid, tmp_path / f"project-{pid}.json"))
+        online = _resolutions(db)
+        assert online and _resolutions(other) == online
+    finally:
+        other.dispose()
 
 
 def _export(server, project_id: int, path):
@@ -290,7 +307,7 @@ def test_a_tie_is_exported_as_disputed_and_c0_no_takes_the_code_out(sdb, setting
     ids = seed_papers(sdb, 2, sha=SHA1)  # automated P4: ROUGE-1.5.5 (and an unknown package)
     gone, alive = seed_code(sdb, [ids[1]])
     name = title()
-    run_queue(sdb, settings, "papers", project=name, client=ls_server.client(), overlap=2)
+    papers = run_queue(sdb, settings, "papers", project=name, client=ls_server.client(), overlap=2)
     code = run_queue(sdb, settings, "code", project=name + " code", client=ls_server.client())
     tasks = task_ids(sdb)
     r1, r2, _ = reviewers
@@ -303,6 +320,9 @@ def test_a_tie_is_exported_as_disputed_and_c0_no_takes_the_code_out(sdb, setting
         res = s.scalar(select(HumanResolution).where(HumanResolution.item_id == ids[0],
                                                      HumanResolution.question == "P4"))
         assert (res.status, res.needs_adjudication) == ("tie", True)
+    assert {q for _, q in _resolutions(sdb)} >= {"P4", "C0"}  # the offline check below covers both kinds
+    _same_offline(sdb, settings, ls_server, [papers.project_id, code.project_id], tmp_path,
+                  lambda other: seed_code(other, [seed_papers(other, 2, sha=SHA1)[1]]))
     run_compute(sdb, settings)
     out = run_export(sdb, settings, out_dir=tmp_path / "out")
     with (out.out_dir / "dataset.csv").open() as fh:
@@ -317,10 +337,10 @@ def test_a_tie_is_exported_as_disputed_and_c0_no_takes_the_code_out(sdb, setting
     assert json.loads(coded["label_sources"])["C0"] == "mixed"
 
 
-def test_p1_agreement_has_two_meanings_and_no_tie_on_spelling(sdb, settings, ls_server, reviewers):
+def test_p1_agreement_has_two_meanings_and_no_tie_on_spelling(sdb, settings, ls_server, reviewers, tmp_path):
     ids = seed_papers(sdb, 1, sha=SHA1)
     name = title()
-    run_queue(sdb, settings, "papers", project=name, client=ls_server.client(), overlap=2)
+    q = run_queue(sdb, settings, "papers", project=name, client=ls_server.client(), overlap=2)
     tasks = task_ids(sdb)
     r1, r2, _ = reviewers
     r1.client.create_annotation(tasks[ids[0]], [choices("P0", "yes"), text("P1", "-n 2 -m")])
@@ -332,9 +352,10 @@ def test_p1_agreement_has_two_meanings_and_no_tie_on_spelling(sdb, settings, ls_
     agree = {r["question"]: r for r in res.agreement}
     assert agree["P1"]["observed_agreement"] == 1.0 and agree["P1 strings"]["observed_agreement"] == 0.0
     assert res.resolutions.get("tie", 0) == 0
+    _same_offline(sdb, settings, ls_server, [q.project_id], tmp_path, lambda other: seed_papers(other, 1, sha=SHA1))
 
 
-def test_cant_tell_and_hidden_questions(sdb, settings, ls_server, reviewers):
+def test_cant_tell_and_hidden_questions(sdb, settings, ls_server, reviewers, tmp_path):
     """Issue 17, item 9: a paper predicted P0 = no gets nothing else pre-filled; "can't tell" is
     missing for agreement and queues the question for adjudication."""
     ids = seed_papers(sdb, 2, sha=SHA1, computes=lambda i: i == 0)
@@ -356,6 +377,8 @@ def test_cant_tell_and_hidden_questions(sdb, settings, ls_server, reviewers):
     assert res.to_adjudicate == 1
     (p0,) = [r for r in res.agreement if r["question"] == "P0"]
     assert (p0["units"], p0["items"], p0["cant_tell"]) == (0, 1, 1)
+    _same_offline(sdb, settings, ls_server, [q.project_id], tmp_path,
+                  lambda other: seed_papers(other, 2, sha=SHA1, computes=lambda i: i == 0))
     adj = run_queue(sdb, settings, "papers", project=name + " adj", select_="disputed", client=ls_server.client())
     (task,) = list(ls_server.client().all_tasks(adj.project_id))
     assert task.ref == f"paper:{ids[1]}" and "can't tell" in task.data["dispute"]
@@ -624,7 +647,10 @@ def test_the_issue_on_the_sample_survey(settings, ls_server, reviewers, tmp_path
         run_queue(db, settings, "papers", project=name, client=ls_server.client(), overlap=2)
         code = run_queue(db, settings, "code", project=name + " code", client=ls_server.client())
         unreviewed = run_export(db, settings, out_dir=tmp_path / "unreviewed")
-        assert (unreviewed.out_dir / "dataset.csv").read_bytes() == (survey.out_dir / "dataset.csv").read_bytes()
+        exported = sorted(f.relative_to(unreviewed.out_dir) for f in unreviewed.out_dir.rglob("*") if f.is_file())
+        assert len(exported) >= 15
+        for name in exported:  # every file, byte for byte: the dataset, statistics, figures, report, manifest
+            assert (unreviewed.out_dir / name).read_bytes() == (survey.out_dir / name).read_bytes(), name
         with db.session() as s:
             tied = s.scalar(select(Paper.id).where(Paper.ident == "2020.sample-1.4"))
             coded = s.scalar(select(Paper.id).where(Paper.ident == "2020.sample-1.5"))

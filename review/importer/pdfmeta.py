@@ -23,6 +23,8 @@ import sys
 import unicodedata
 from typing import Any
 
+from review.procs import die_with_parent
+
 FROM_METADATA = "pdf_metadata"
 FROM_FIRST_PAGE = "first_page"
 FROM_CREATION_DATE = "creation_date"
@@ -100,7 +102,7 @@ def read_meta(path: str, *, timeout: float = 30.0) -> dict[str, Any]:
     """`read_meta_in_process` in a forked child; {"error": ...} when it fails or takes too long."""
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(child, path), daemon=True, name="review-import-meta")
+    proc = ctx.Process(target=_child, args=(child, path, os.getpid()), daemon=True, name="review-import-meta")
     proc.start()
     child.close()
     try:
@@ -117,7 +119,8 @@ def read_meta(path: str, *, timeout: float = 30.0) -> dict[str, Any]:
         parent.close()
 
 
-def _child(conn: Any, path: str) -> None:
+def _child(conn: Any, path: str, parent_pid: int) -> None:
+    die_with_parent(parent_pid)  # a PDF that hangs the reader must not outlive a killed import
     sys.stdout = sys.stderr = open(os.devnull, "w")
     try:
         result = read_meta_in_process(path)

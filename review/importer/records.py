@@ -16,16 +16,18 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from review.db.models import Paper, SourceRecord
-from review.harvest.records import HarvestRecord, clean_title, title_key
+from review.harvest.records import LIST_LIMITS, TEXT_LIMITS, HarvestRecord, cap_fields, clean_title, title_key
 from review.importer.matcher import Match
+from review.log import get_logger
 
 SOURCE = "local"
+log = get_logger("import")
 
 
 def find_by_title(session: Session, meta: dict[str, Any]) -> Match | None:
     """An existing paper with the same normalized title, and the same year and first
     author's surname where both sides know them."""
-    key = title_key(meta.get("title"))
+    key = title_key((meta.get("title") or "")[:TEXT_LIMITS["title"]])  # as a created record would store it
     if not key or len(key.split()) < 3:  # "Introduction" is not an identity
         return None
     mine = _surname(meta.get("authors"))
@@ -39,6 +41,17 @@ def find_by_title(session: Session, meta: dict[str, Any]) -> Match | None:
             continue
         return Match(pid, ident, "title", crc32, sha256, title or "")
     return None
+
+
+def _capped_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """The metadata copy kept in `raw`, cut to the same limits as the record's fields."""
+    items, chars = LIST_LIMITS["authors"]
+    out = dict(metadata)
+    if isinstance(out.get("title"), str):
+        out["title"] = out["title"][:TEXT_LIMITS["title"]]
+    if isinstance(out.get("authors"), list):
+        out["authors"] = [str(a)[:chars] for a in out["authors"][:items]]
+    return out
 
 
 def _surname(authors: Any) -> str | None:
@@ -61,6 +74,12 @@ def create_paper(session: Session, *, sha256: str, meta: dict[str, Any], source:
         raw["metadata_error"] = meta["error"]
     rec = HarvestRecord(source=SOURCE, source_id=sha256, ident=f"{SOURCE}-{sha256[:12]}", title=title,
                         year=meta.get("year"), authors=list(meta.get("authors") or []), raw=raw)
+    cut = cap_fields(rec)  # a PDF's metadata is as untrusted as an anthology file
+    if cut:
+        raw["metadata"] = _capped_metadata(raw["metadata"])
+        raw["truncated"] = cut
+        log.warning("%s: %s cut to the stored limit (original length kept in raw.truncated)",
+                    member, ", ".join(f"{k} of {v:,}" for k, v in cut.items()))
     values = rec.paper_values()
     paper = Paper(ident=rec.ident, source=SOURCE, pdf_sha256=sha256, **values)
     paper.records.append(SourceRecord(source=SOURCE, source_id=sha256, raw=raw, content_hash=rec.content_hash(),

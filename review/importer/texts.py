@@ -24,6 +24,7 @@ import gzip
 import hashlib
 import json
 import multiprocessing as mp
+import os
 import re
 import time
 from collections import Counter, deque
@@ -42,6 +43,7 @@ from review.db.session import Database
 from review.errors import InputFileError
 from review.extract.normalize import NORMALIZER_VERSION, normalize
 from review.log import get_logger
+from review.procs import die_with_parent
 from review.progress import progress
 from review.runs import RunRecorder
 from review.settings import Settings
@@ -343,5 +345,7 @@ class _Pool:
         if self.workers <= 1 or not texts:
             return _normalize_all(texts)
         if self.pool is None:
-            self.pool = ProcessPoolExecutor(self.workers, mp_context=mp.get_context("fork"))
+            # a killed import must not leave its workers waiting for work forever
+            self.pool = ProcessPoolExecutor(self.workers, mp_context=mp.get_context("fork"),
+                                            initializer=die_with_parent, initargs=(os.getpid(),))
         return self.pool.submit(_normalize_all, texts)
