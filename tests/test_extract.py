@@ -111,7 +111,9 @@ def test_pool_finishes_every_job_whatever_fails():
     jobs = [("good1", PDFS / "rouge-paper.pdf", "pypdfium2"), ("hang", PDFS / "rouge-paper.pdf", "test:sleep"),
             ("enc", PDFS / "encrypted.pdf", "pypdfium2"), ("hog", PDFS / "rouge-paper.pdf", "test:hog"),
             ("good2", PDFS / "plain-paper.pdf", "pdfplumber"), ("good3", PDFS / "plain-paper.pdf", "pypdfium2")]
-    with WorkerPool(2, timeout=3, memory_mb=512) as pool:
+    # The limit must exceed what pdfplumber needs on a loaded machine (a 3 s limit timed a
+    # good PDF out at load 10 on 2 cores); only the hanging job should reach it.
+    with WorkerPool(2, timeout=20, memory_mb=512) as pool:
         results = dict(pool.imap(iter(jobs)))
     assert {k: r.reason or r.outcome for k, r in results.items()} == {
         "good1": "ok", "hang": "timeout", "enc": "encrypted", "hog": "memory", "good2": "ok", "good3": "ok"}
