@@ -55,7 +55,8 @@ def inline_svg(path: Path) -> str:
 def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_year: list[dict[str, Any]],
                  packages: list[dict[str, Any]], package_totals: dict[str, Any], prisma: list[tuple[str, str, int]],
                  manifest: dict[str, Any], figures: dict[str, Path], files: list[str],
-                 disputed: list[tuple[str, list[str]]] | None = None, metric: Metric | None = None) -> str:
+                 disputed: list[tuple[str, list[str]]] | None = None, metric: Metric | None = None,
+                 sample: Any = None) -> str:
     m = manifest
     metric = metric or default_metric()
     title = html.escape(metric.text("report_title"))
@@ -80,6 +81,7 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
         table(["statistic", "meaning", "count", "denominator", "share", "CI low", "CI high"],
               [(s.name, s.description, s.count, s.denominator, _pct(s.share), _pct(s.ci_low), _pct(s.ci_high))
                for s in stats]),
+        sample_section(sample, stats),
         inline_svg(figures["figure1"]),
         f"<h2>{html.escape(metric.text('figure3_title'))}</h2>",
         table(["year", *CATEGORIES, "total"], [("" if r["year"] is None else str(r["year"]), *[r[c] for c in CATEGORIES], r["total"])
@@ -119,3 +121,30 @@ def disputed_section(disputed: list[tuple[str, list[str]]]) -> str:
             "<code>disputed</code>. Queue them with <code>review queue papers --select disputed</code> (and "
             "<code>review queue code --select disputed</code>).</p>"
             + table(["paper", "disputed questions"], [(ident, ", ".join(qs)) for ident, qs in disputed]))
+
+
+def sample_section(sample: Any, stats: list[Stat]) -> str:
+    """The estimates from a recorded human sample (`review.estimate`): shown only when one exists."""
+    if sample is None:
+        return ""
+    level = f"{sample.confidence:.0%}"
+    rows = []
+    for s in stats:
+        e = sample.estimates.get(s.name)
+        if e is None:
+            continue
+        rows.append((s.name, e.method or "none", _pct(e.estimate), _pct(e.ci_low), _pct(e.ci_high),
+                     _pct(e.human), _pct(e.human_low), _pct(e.human_high), _pct(e.automated), e.n_human,
+                     _pct(e.rule_false_positive), _pct(e.rule_false_negative), e.note))
+    problems = "".join(f"<li>{html.escape(p)}</li>" for p in sample.problems)
+    return (f"<h2>Estimates from the human sample</h2><p>{html.escape(sample.design)}. "
+            f"The prediction-powered estimate (method <code>ppi</code>, Angelopoulos et al., Science 2023) corrects "
+            f"the rules&rsquo; answers on every paper by the errors the reviewers found in the random sample, and its "
+            f"{level} interval would contain the share a complete human review finds in {level} of such samples; "
+            f"<em>human only</em> uses the sample alone, <em>automated only</em> the rules alone, whose errors no "
+            f"interval of its own accounts for. The table above and the bars of Figure 1 come from the labels as "
+            f"they stand (human where reviewed, rules elsewhere); the black dots in Figure 1 are the "
+            f"prediction-powered estimates.</p>"
+            + (f"<ul>{problems}</ul>" if problems else "")
+            + table(["statistic", "method", "estimate", "CI low", "CI high", "human only", "low", "high",
+                     "automated only", "reviewed papers", "rules: false yes", "rules: false no", "note"], rows))

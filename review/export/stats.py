@@ -45,6 +45,20 @@ class Stat:
                 "ci_low": self.ci_low, "ci_high": self.ci_high}
 
 
+STAT_COLUMNS = ["name", "description", "count", "denominator", "share", "ci_low", "ci_high"]
+ESTIMATE_COLUMNS = ["method", "estimate", "estimate_low", "estimate_high", "n_human", "human_only", "human_only_low",
+                    "human_only_high", "automated_only", "rule_false_positive", "rule_false_negative", "estimate_note"]
+
+
+def stat_rows(stats: list[Stat], estimates: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """statistics.csv/json rows: with the sample's estimate columns when a sample design
+    exists (`review.estimate`), else exactly the columns exports always had."""
+    if estimates is None:
+        return [s.as_dict() for s in stats]
+    empty = dict.fromkeys(ESTIMATE_COLUMNS)
+    return [{**s.as_dict(), **(estimates[s.name].columns() if s.name in estimates else empty)} for s in stats]
+
+
 def bootstrap_ci(name: str, count: int, n: int, settings: ExportSettings) -> tuple[float | None, float | None]:
     """Percentile bootstrap interval of count/n (see the module docstring)."""
     if n <= 0:
