@@ -131,68 +131,104 @@ def _check_design(d: SamplingDesign | None) -> list[str]:
     return problems
 
 
-def estimate_figure1(db: Database, settings: Settings, catalog: Catalog, metric: Metric, *,
-                     design_id: int | None = None, confidence: float | None = None,
-                     min_human: int = MIN_HUMAN) -> SampleEstimates:
-    """Each Figure 1 share estimated from the newest recorded paper sample (or `design_id`)."""
+@dataclass
+class Loaded:
+    """A design's sample and frame with every paper's rows (human, rules alone)."""
+
+    out: SampleEstimates
+    frame: list[tuple[int, Any]] = field(default_factory=list)
+    items: set[int] = field(default_factory=set)
+    rows: dict[int, tuple[dict, dict]] = field(default_factory=dict)
+    stratified: bool = False
+
+    @property
+    def usable(self) -> bool:
+        return bool(self.frame)
+
+
+def load(db: Database, settings: Settings, catalog: Catalog, metric: Metric, *, design_id: int | None = None,
+         confidence: float | None = None, always_rows: bool = False) -> Loaded:
+    """The newest recorded paper sample (or `design_id`) ready to estimate; the rows are
+    read only when there is a random design (or `always_rows`: planning without one)."""
     level = confidence or settings.export.confidence
     with db.session() as s:
         d = designs.latest(s, "papers", design_id)
-        out = SampleEstimates(confidence=level, problems=_check_design(d),
-                              undesigned=[f"{u}: its papers are not treated as a random sample"
-                                          for u in designs.undesigned_samples(s)])
-        if d is None:
-            return out
-        out.design_id, out.design, out.n_sample, out.n_frame = d.id, describe(d), len(d.items), len(d.frame)
-        if not d.random:
-            return out
-        frame, items, stratified = list(d.frame), set(d.items), d.method == "stratified"
-        rows = rows_both_ways(s, settings, catalog)
+        loaded = Loaded(SampleEstimates(confidence=level, problems=_check_design(d),
+                                        undesigned=[f"{u}: its papers are not treated as a random sample"
+                                                    for u in designs.undesigned_samples(s)]))
+        if d is not None:
+            out = loaded.out
+            out.design_id, out.design, out.n_sample, out.n_frame = d.id, describe(d), len(d.items), len(d.frame)
+        if (d is None or not d.random) and not always_rows:
+            return loaded
+        loaded.rows = rows_both_ways(s, settings, catalog)
         s.rollback()
-    gone = [pid for pid, _ in frame if pid not in rows]
+        if d is None or not d.random:
+            return loaded
+        loaded.frame, loaded.items, loaded.stratified = list(d.frame), set(d.items), d.method == "stratified"
+    rows, out = loaded.rows, loaded.out
+    gone = [pid for pid, _ in loaded.frame if pid not in rows]
     if gone:
         out.problems.append(f"{len(gone)} paper(s) of the frame are no longer in the corpus: left out")
-    frame = [(pid, st) for pid, st in frame if pid in rows]
-    in_frame = {pid for pid, _ in frame}
+    loaded.frame = [(pid, st) for pid, st in loaded.frame if pid in rows]
+    in_frame = {pid for pid, _ in loaded.frame}
     outside = sum(1 for pid, (_, auto) in rows.items() if pid not in in_frame and auto["paper_metric"] is True)
     if outside:
         out.problems.append(f"{outside} paper(s) the rules say compute {metric.name} are outside the sampling frame: "
                             "the estimates cover the frame only")
+    return loaded
+
+
+def estimate_figure1(db: Database, settings: Settings, catalog: Catalog, metric: Metric, *,
+                     design_id: int | None = None, confidence: float | None = None,
+                     min_human: int = MIN_HUMAN) -> SampleEstimates:
+    """Each Figure 1 share estimated from the newest recorded paper sample (or `design_id`)."""
+    loaded = load(db, settings, catalog, metric, design_id=design_id, confidence=confidence)
+    out = loaded.out
+    if not loaded.usable:
+        return out
     for key, (test, among) in share_tests(settings.compute).items():
         name = metric.stat_name(key)
-        out.estimates[name] = _one(name, frame, items, rows, test, among, SHARE_QUESTIONS[key], stratified,
-                                   level, min_human)
+        out.estimates[name] = _one(name, loaded.frame, loaded.items, loaded.rows, test, among, SHARE_QUESTIONS[key],
+                                   loaded.stratified, out.confidence, min_human)
     return out
 
 
-def _indicators(rows: list[dict[str, Any]], test: Any, among: Any) -> tuple[np.ndarray, np.ndarray]:
+def indicators(rows: list[dict[str, Any]], test: Any, among: Any) -> tuple[np.ndarray, np.ndarray]:
     d = np.array([r["paper_metric"] is True and among(r) for r in rows], dtype=float)
     y = np.array([test(r) for r in rows], dtype=float) * d
     return y, d
+
+
+def sample_strata(frame: list[tuple[int, Any]], items: set[int], rows: dict[int, tuple[dict, dict]], test: Any,
+                  among: Any, questions: tuple[str, ...], stratified: bool) -> tuple[list[Stratum], str]:
+    """The statistic's strata (human sample + frame), or none and the reason."""
+    groups: dict[str, list[int]] = {}
+    for pid, stratum in frame:
+        groups.setdefault(str(stratum) if stratified else "all", []).append(pid)
+    strata = []
+    for key, pids in sorted(groups.items()):
+        labelled = [p for p in pids if p in items and settled(rows[p][0], questions)]
+        if len(labelled) < 2:
+            return [], f"stratum {key}: {len(labelled)} reviewed paper(s), at least 2 needed for its variance"
+        y, d = indicators([rows[p][0] for p in labelled], test, among)
+        yhat, dhat = indicators([rows[p][1] for p in labelled], test, among)
+        yhat_all, dhat_all = indicators([rows[p][1] for p in pids], test, among)
+        strata.append(Stratum(y, yhat, yhat_all, d, dhat, dhat_all))
+    return strata, ""
 
 
 def _one(name: str, frame: list[tuple[int, Any]], items: set[int], rows: dict[int, tuple[dict, dict]],
          test: Any, among: Any, questions: tuple[str, ...], stratified: bool, level: float,
          min_human: int) -> Estimate:
     est = Estimate(name)
-    groups: dict[str, list[int]] = {}
-    for pid, stratum in frame:
-        groups.setdefault(str(stratum) if stratified else "all", []).append(pid)
-    strata, human_rows, auto_rows = [], [], []
-    for key, pids in sorted(groups.items()):
-        labelled = [p for p in pids if p in items and settled(rows[p][0], questions)]
-        if len(labelled) < 2:
-            est.note = f"stratum {key}: {len(labelled)} reviewed paper(s), at least 2 needed for its variance"
-            return est
-        y, d = _indicators([rows[p][0] for p in labelled], test, among)
-        yhat, dhat = _indicators([rows[p][1] for p in labelled], test, among)
-        yhat_all, dhat_all = _indicators([rows[p][1] for p in pids], test, among)
-        strata.append(Stratum(y, yhat, yhat_all, d, dhat, dhat_all))
-        human_rows += list(y)
-        auto_rows += list(yhat)
+    strata, est.note = sample_strata(frame, items, rows, test, among, questions, stratified)
+    if not strata:
+        return est
     est.n_human = sum(s.n for s in strata)
     est.automated = _value(automated_ratio(strata, level))[0]
-    truth, guess = np.array(human_rows, dtype=bool), np.array(auto_rows, dtype=bool)
+    truth = np.concatenate([s.parts()[0] for s in strata]).astype(bool)
+    guess = np.concatenate([s.parts()[1] for s in strata]).astype(bool)
     if (~truth).any():
         est.rule_false_positive = float((guess & ~truth).sum() / (~truth).sum())
     if truth.any():

@@ -20,7 +20,6 @@ from review.db import migrate
 from review.db.models import Reproducibility
 from review.db.session import Database
 from review.errors import ConfigError, InputFileError
-from review.estimate.figure1 import estimate_figure1
 from review.export import dataset as ds
 from review.export import figures, manifest, prisma, report, stats
 from review.log import get_logger
@@ -111,6 +110,8 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
 
         stamp, stamp_source = manifest.manifest_time(time or settings.export.time or None, runs)
         fig1 = stats.figure1(records, settings.compute, settings.export, metric=metric, catalog=catalog)
+        from review.estimate.figure1 import estimate_figure1  # it reads stats' tests: imported late
+
         sample = estimate_figure1(db, settings, catalog, metric)
         result.warnings += sample.undesigned + (sample.problems if sample.design_id else [])
         estimates = sample.estimates if sample.design_id else None

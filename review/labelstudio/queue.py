@@ -82,10 +82,12 @@ def default_rule_set(db: Database, settings: Settings) -> str | None:
 
 
 def _select(db: Database, kind: str, select_: str, n: int | None, seed: int, by: str, order_: str,
-            rule_set: str | None, limit: int | None) -> tuple[list[Candidate], Draw | None]:
+            rule_set: str | None, limit: int | None, only: set[int] | None = None) -> tuple[list[Candidate], Draw | None]:
     """The chosen candidates in order, and for a sample the draw that made them."""
     with db.session() as s:
         cands = candidates(s, kind, rule_set)
+        if only is not None:
+            cands = [c for c in cands if c.item_id in only]
         chosen = order(choose(s, cands, select_, n=n, seed=seed, by=by), order_, seed=seed)
     cut = None
     if limit and limit < len(chosen):
@@ -118,11 +120,12 @@ def run_queue(db: Database, settings: Settings, kind: str, *, project: str | Non
               n: int | None = None, seed: int = 0, by: str = "year", order_: str = "least-certain",
               overlap: int | None = None, rule_set: str | None = None, limit: int | None = None,
               offline: Path | None = None, dry_run: bool = False,
-              client: LabelStudioClient | None = None) -> QueueResult:
+              client: LabelStudioClient | None = None, only: set[int] | None = None) -> QueueResult:
     """Queue `kind` ('papers' or 'code') items for review; see the module docstring.
 
     `overlap` (reviewers per task) is set on a new project (default label_studio.overlap,
-    1 for adjudication) and changed on an existing one only when given.
+    1 for adjudication) and changed on an existing one only when given. `only` narrows the
+    candidates to these item ids (`review plan --queue`: the codebases of the drawn papers).
     """
     if kind not in KINDS:
         raise ConfigError(f"unknown queue {kind!r}", hint="review queue papers|code")
@@ -138,7 +141,7 @@ def run_queue(db: Database, settings: Settings, kind: str, *, project: str | Non
         run.signature.update(metric.signature())
         if kind == "papers" and not rule_set:
             rule_set = default_rule_set(db, settings)
-        chosen, draw = _select(db, kind, select_, n, seed, by, order_, rule_set, limit)
+        chosen, draw = _select(db, kind, select_, n, seed, by, order_, rule_set, limit, only)
         result.selected = len(chosen)
         if draw is not None and not dry_run:
             with db.session() as s:
