@@ -148,3 +148,31 @@ def test_no_sample_no_new_columns(db, settings, tmp_path):
     with (tmp_path / "out" / "statistics.csv").open() as fh:
         assert next(csv.reader(fh)) == ["name", "description", "count", "denominator", "share", "ci_low", "ci_high"]
     assert "Estimates from the human sample" not in (tmp_path / "out" / "report.html").read_text()
+
+
+def test_a_stratified_sample_gets_the_stratified_estimator(db, settings, tmp_path):
+    """20 papers per year from unequal years: each year weighted by its share of the frame."""
+    truth = corpus(db, 150, seed=4)
+    q = run_queue(db, settings, "papers", select_="stratified", by="year", n=20, seed=1,
+                  offline=tmp_path / "t.json", rule_set=SHA)
+    with db.session() as s:
+        design = s.get(SamplingDesign, q.design)
+        assert design.strata == {"2019": [50, 20], "2020": [50, 20], "2021": [50, 20]}
+        years = {pid: year for pid, year in design.frame}
+        sampled = list(design.items)
+    review_file(tmp_path / "answers.json", truth, sampled)
+    import_annotations(db, settings, tmp_path / "answers.json")
+    run_compute(db, settings)
+    run_export(db, settings, out_dir=tmp_path / "out")
+    row = stats_of(tmp_path / "out")["list_parameters"]
+    assert row["method"] == "ppi-stratified" and row["n_human"] == "60"
+    strata = []
+    f = lambda key, ids: np.array([truth[p][key] for p in ids], dtype=float)  # noqa: E731
+    for year in ("2019", "2020", "2021"):
+        frame = [p for p in sorted(truth) if years[p] == year]
+        drawn = [p for p in sampled if years[p] == year]
+        d, dhat = f("metric", drawn), f("said_metric", drawn)
+        strata.append(Stratum(f("params", drawn) * d, f("said_params", drawn) * dhat,
+                              f("said_params", frame) * f("said_metric", frame), d, dhat, f("said_metric", frame)))
+    assert float(row["estimate"]) == pytest.approx(float(ppi_ratio(strata).estimate), abs=1e-6)
+    assert float(row["estimate_low"]) == pytest.approx(float(ppi_ratio(strata).low), abs=1e-6)

@@ -25,6 +25,7 @@ from review.compute.labels import PaperInput, compute_paper
 from review.compute.stage import configured_rules, gather_inputs
 from review.db.models import SamplingDesign
 from review.db.session import Database
+from review.errors import ConfigError
 from review.estimate import design as designs
 from review.estimate.ppi import Interval, Stratum, automated_ratio, classical_ratio, ppi_ratio
 from review.export.stats import SHARE_QUESTIONS, share_tests
@@ -153,6 +154,13 @@ def load(db: Database, settings: Settings, catalog: Catalog, metric: Metric, *, 
     level = confidence or settings.export.confidence
     with db.session() as s:
         d = designs.latest(s, "papers", design_id)
+        if design_id is not None and d is None:
+            raise ConfigError(f"no sampling design {design_id}", item="--design",
+                              hint="designs are recorded by `review queue --select sample|stratified`")
+        if d is not None and d.kind != "papers":
+            problem = (f"design {d.id} samples {d.kind}: the Figure 1 statistics are per paper, so sample papers "
+                       "(their codebases are reviewed with them)")
+            return Loaded(SampleEstimates(confidence=level, problems=[problem], design_id=d.id, design=describe(d)))
         loaded = Loaded(SampleEstimates(confidence=level, problems=_check_design(d),
                                         undesigned=[f"{u}: its papers are not treated as a random sample"
                                                     for u in designs.undesigned_samples(s)]))

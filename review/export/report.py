@@ -137,14 +137,13 @@ def sample_section(sample: Any, stats: list[Stat]) -> str:
                      _pct(e.human), _pct(e.human_low), _pct(e.human_high), _pct(e.automated), e.n_human,
                      _pct(e.rule_false_positive), _pct(e.rule_false_negative), e.note))
     problems = "".join(f"<li>{html.escape(p)}</li>" for p in sample.problems)
-    return (f"<h2>Estimates from the human sample</h2><p>{html.escape(sample.design)}. "
-            f"The prediction-powered estimate (method <code>ppi</code>, Angelopoulos et al., Science 2023) corrects "
-            f"the rules&rsquo; answers on every paper by the errors the reviewers found in the random sample, and its "
-            f"{level} interval would contain the share a complete human review finds in {level} of such samples; "
-            f"<em>human only</em> uses the sample alone, <em>automated only</em> the rules alone, whose errors no "
-            f"interval of its own accounts for. The table above and the bars of Figure 1 come from the labels as "
-            f"they stand (human where reviewed, rules elsewhere); the black dots in Figure 1 are the "
-            f"prediction-powered estimates.</p>"
+    return (f"<h2>Estimates from the human sample</h2><p class=\"small\">{html.escape(sample.design)}.</p>"
+            f"<p>The {level} interval of a prediction-powered estimate (method <code>ppi</code>: the rules&rsquo; "
+            f"answers on every paper, corrected by the errors the reviewers found in this random sample; Angelopoulos "
+            f"et al., Science 2023) would contain the share a complete human review finds in {level} of such "
+            f"samples. <em>Human only</em> comes from the sample alone and <em>automated only</em> from the rules "
+            f"alone (no valid interval); the table above and the bars of Figure 1 use the labels as they stand, the "
+            f"black dots of Figure 1 are the prediction-powered estimates.</p>"
             + (f"<ul>{problems}</ul>" if problems else "")
             + table(["statistic", "method", "estimate", "CI low", "CI high", "human only", "low", "high",
                      "automated only", "reviewed papers", "rules: false yes", "rules: false no", "note"], rows))
