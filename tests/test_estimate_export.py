@@ -8,7 +8,6 @@ import json
 
 import numpy as np
 import pytest
-from sqlalchemy import select
 
 from review.compute import run_compute
 from review.db.models import Paper, PaperLabel, Run, RuleSet, SamplingDesign

@@ -30,7 +30,7 @@ from review.estimate import design as designs
 from review.estimate.ppi import Interval, Stratum, automated_ratio, classical_ratio, ppi_ratio
 from review.export.stats import SHARE_QUESTIONS, share_tests
 from review.metric import Metric
-from review.settings import ComputeSettings, Settings
+from review.settings import Settings
 
 MIN_HUMAN = 30  # reviewed papers a statistic needs before a normal interval means anything
 CODE_QUESTIONS = ("C0", "C1", "C2")
@@ -119,7 +119,8 @@ def describe(d: SamplingDesign) -> str:
     if d.method == "stratified":
         return (f"stratified sample ({d.requested} per {d.strata_by}, {len(d.strata)} strata) of {len(d.items)} "
                 f"{what} from a frame of {len(d.frame):,}, seed {d.seed} (design {d.id})")
-    return f"simple random sample of {len(d.items)} {what} from a frame of {len(d.frame):,}, seed {d.seed} (design {d.id})"
+    return (f"simple random sample of {len(d.items)} {what} from a frame of {len(d.frame):,}, seed {d.seed} "
+            f"(design {d.id})")
 
 
 def _check_design(d: SamplingDesign | None) -> list[str]:

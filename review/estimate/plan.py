@@ -147,7 +147,7 @@ def plan(db: Database, settings: Settings, catalog: Catalog, metric: Metric, tar
     if not frame:
         raise ConfigError("no papers to plan for: the frame (papers found by the preliminary search) is empty",
                           hint="run `review label` first")
-    per_paper = np.mean([len(loaded.rows[p][1]["code_urls"]) for p, _ in frame])
+    per_paper = float(np.mean([len(loaded.rows[p][1]["code_urls"]) for p, _ in frame]))
     z = z_value(out.confidence)
     tests = share_tests(settings.compute)
     for key, name, h in wanted:
@@ -196,7 +196,8 @@ def queue_plan(db: Database, settings: Settings, planned: Plan, *, seed: int = 0
     papers = run_queue(db, settings, "papers", select_="sample", n=planned.papers, seed=seed, order_="random",
                        offline=offline)
     with db.session() as s:
-        drawn = set(s.get(SamplingDesign, papers.design).items) if papers.design else set()
+        design = s.get(SamplingDesign, papers.design) if papers.design else None
+        drawn = set(design.items) if design else set()
         code_ids = {cid for (cid,) in s.execute(select(Codebase.id).where(Codebase.paper_id.in_(drawn)))}
     code_file = offline.with_name(offline.stem + "-code" + offline.suffix) if offline else None
     code = run_queue(db, settings, "code", select_="all", order_="random", seed=seed, offline=code_file,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -105,7 +105,8 @@ def _per_item(lam: np.ndarray | float) -> np.ndarray | float:
 
 def _ratio_point(strata: Sequence[Stratum], lams: Sequence[np.ndarray | float]) -> tuple[np.ndarray, np.ndarray]:
     """(theta, the estimated mean of d) for the given per-stratum lambdas."""
-    num = den = 0.0
+    num: Any = 0.0
+    den: Any = 0.0
     for w, s, lam in zip(_weights(strata), strata, lams):
         a, ahat, ahat_all, d, dhat, dhat_all = s.parts()
         per = _per_item(lam)
@@ -128,7 +129,7 @@ def ppi_ratio(strata: Sequence[Stratum], confidence: float = 0.95, tune: bool = 
     tuning weight is estimated from the same sample it weighs, which biases the estimate
     at the sample sizes of a review (simulated: coverage 91% at n = 50, 93% at n = 100),
     while the untuned estimator of the Science paper keeps its nominal coverage there."""
-    ones = [1.0] * len(strata)
+    ones: list[np.ndarray | float] = [1.0] * len(strata)
     theta, _ = _ratio_point(strata, ones)
     lams: list[np.ndarray | float] = ones
     if tune:
@@ -139,7 +140,7 @@ def ppi_ratio(strata: Sequence[Stratum], confidence: float = 0.95, tune: bool = 
             lams.append(_lam(a - t * d, ahat - t * dhat, ahat_all - t * dhat_all))
         theta, _ = _ratio_point(strata, lams)
     _, den = _ratio_point(strata, lams)
-    var = 0.0
+    var: Any = 0.0  # a float, or one per replication
     for w, s, lam in zip(_weights(strata), strata, lams):
         a, ahat, ahat_all, d, dhat, dhat_all = s.parts()
         t = theta[..., None]
@@ -154,7 +155,7 @@ def classical_ratio(strata: Sequence[Stratum], confidence: float = 0.95) -> Inte
     """The human sample alone (stratified mean when there are strata); the automated answers unused."""
     zero = [0.0] * len(strata)
     theta, den = _ratio_point(strata, zero)
-    var = 0.0
+    var: Any = 0.0  # a float, or one per replication
     for w, s in zip(_weights(strata), strata):
         a, _, _, d, _, _ = s.parts()
         var = var + w ** 2 * _var(a - theta[..., None] * d) / s.n
@@ -166,7 +167,8 @@ def automated_ratio(strata: Sequence[Stratum], confidence: float = 0.95) -> Inte
     """The automated answers of the whole frame, with the interval one would quote if the
     rules never erred (binomial, over the frame's denominator): what a partial human pass
     without this module reports, kept to show how far off it is."""
-    num = den = 0.0
+    num: Any = 0.0
+    den: Any = 0.0
     for s in strata:
         _, _, ahat_all, _, _, dhat_all = s.parts()
         num = num + ahat_all.sum(-1)

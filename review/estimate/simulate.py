@@ -10,6 +10,7 @@ run in well under a second. The truth an interval must cover is the corpus's own
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -68,7 +69,9 @@ def _flip(rng: np.random.Generator, truth: np.ndarray, miss: float, invent: floa
     return np.where(truth, u >= miss, u < invent)
 
 
-def _stratum(rng: np.random.Generator, reps: int, size: int, n: int, r: Rules) -> tuple[Stratum, np.ndarray, np.ndarray]:
+def _stratum(rng: np.random.Generator, reps: int, size: int, n: int,
+             r: Rules) -> tuple[Stratum, np.ndarray, np.ndarray]:
+    """One stratum's corpora and samples; also its true numerator and denominator counts."""
     d = rng.random((reps, size)) < r.metric_rate
     y = d & (rng.random((reps, size)) < r.rate)
     dhat = _flip(rng, d, r.metric_miss, r.metric_invent)
@@ -82,7 +85,9 @@ def _stratum(rng: np.random.Generator, reps: int, size: int, n: int, r: Rules) -
 def simulate(design: Design = Design(), reps: int = 400, seed: int = 2023, confidence: float = 0.95) -> Outcome:
     """Draw `reps` corpora and samples; estimate each statistic three ways."""
     rng = np.random.default_rng(seed)
-    strata, num, den = [], 0, 0
+    strata: list[Stratum] = []
+    num: Any = 0
+    den: Any = 0
     for size, n, r in zip(design.frame, design.sample, design.rules):
         s, k, m = _stratum(rng, reps, size, n, r)
         strata.append(s)
