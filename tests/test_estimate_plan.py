@@ -6,9 +6,10 @@ import json
 
 import numpy as np
 import pytest
+from sqlalchemy import select
 
 from review.db import migrate
-from review.db.models import SamplingDesign
+from review.db.models import Codebase, SamplingDesign
 from review.db.session import Database
 from review.estimate.plan import Priors, _measured, _prior, _solve
 from review.estimate.ppi import z_value
@@ -47,7 +48,12 @@ def test_priors_match_what_they_describe():
 def test_plan_command_queues_exactly_the_planned_sample(cli, tmp_path):
     database = Database(f"sqlite:///{tmp_path / 'db' / 'review.sqlite'}")
     migrate.upgrade(database)
-    corpus(database, 400, seed=3)
+    truth = corpus(database, 400, seed=3)
+    with database.session() as s:  # every fifth paper has a codebase
+        for pid in sorted(truth)[::5]:
+            s.add(Codebase(paper_id=pid, url=f"https://github.com/o/r{pid}", host="github.com", owner="o",
+                           name=f"r{pid}", lookup_status="exists", code_metric_prelim=True, scan_outcome="ok",
+                           scan_commit="abc", packages=["GL/rougescore"], anti_features=[], eval_reproducible=True))
     database.dispose()
     code, out, err = cli("plan", "--target", "list_parameters=0.08", "--json")
     assert code == 0, err
@@ -65,6 +71,11 @@ def test_plan_command_queues_exactly_the_planned_sample(cli, tmp_path):
         d = s.get(SamplingDesign, queued["design"])
         assert (d.method, d.seed, len(d.items), d.random) == ("sample", 3, planned["papers"], True)
         assert sorted(int(t["data"]["ref"].split(":")[1]) for t in tasks) == d.items
+        with_code = {c.id for c in s.scalars(select(Codebase).where(Codebase.paper_id.in_(d.items)))}
+    code_tasks = json.loads((tmp_path / "plan-code.json").read_text())
+    assert with_code and {int(t["data"]["ref"].split(":")[1]) for t in code_tasks} == with_code
+    assert queued["codebases"] == len(with_code)
+    assert abs(json.loads(out)["codebases"] - len(with_code)) <= 0.5 * len(with_code)  # the plan's guess
     database.dispose()
     code, _, err = cli("plan", "--target", "reproducible=2")
     assert code == 3 and "bad --target 'reproducible=2'" in err

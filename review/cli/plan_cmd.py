@@ -57,9 +57,11 @@ def plan(
         print_json(result.as_dict())
     else:
         print_table(None, ["statistic", "± target", "papers (ppi)", "papers (human only)", "codebases", "share",
-                           "rules: false yes", "rules: false no", "from", "note"],
+                           "rules: false yes", "rules: false no"],
                     [(n.statistic, n.half_width, n.papers, n.papers_human_only, n.codebases, n.share,
-                      n.rule_false_positive, n.rule_false_negative, n.source, n.note) for n in result.needs])
+                      n.rule_false_positive, n.rule_false_negative) for n in result.needs])
+        for n in result.needs:
+            typer.echo(f"{n.statistic}: {n.source}" + (f"; {n.note}" if n.note else ""))
         for p in result.problems:
             typer.echo(p)
     summary(result.summary())

@@ -178,8 +178,9 @@ def _need(loaded: Loaded, frame: list[tuple[int, Any]], key: str, name: str, h: 
                 "the denominator's own errors are not in them")
     papers, human, reachable = _solve(v_r, v_u, var_g, den, len(frame), h, z)
     if not reachable:
-        note = (note + "; " if note else "") + "not reachable even reviewing every paper: the rules' own variance " \
-                                               "over the frame is wider than the target"
+        note = (note + "; " if note else "") + ("no sample reaches the target on this frame (the rules' own "
+                                                "variance over it is wider): review every paper, which has no "
+                                                "sampling error")
     return Need(name, h, source, papers, human, int(round(papers * per_paper)), reachable, round(theta, 6),
                 round(fp, 6), round(fn, 6), note)
 
