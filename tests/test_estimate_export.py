@@ -118,13 +118,22 @@ def test_too_few_answers_a_cut_draw_and_an_undesigned_sample_are_reported(db, se
     q = run_queue(db, settings, "papers", select_="sample", n=40, seed=2, offline=tmp_path / "t.json", rule_set=SHA)
     with db.session() as s:
         sampled = list(s.get(SamplingDesign, q.design).items)
-    review_file(tmp_path / "few.json", truth, sampled[:12])  # 12 of 40 answered
-    import_annotations(db, settings, tmp_path / "few.json")
+    tasks = [int(t["data"]["ref"].split(":")[1]) for t in json.loads((tmp_path / "t.json").read_text())]
+    review_file(tmp_path / "first.json", truth, tasks[:12])  # the first 12 of 40, least certain first
+    import_annotations(db, settings, tmp_path / "first.json")
     run_compute(db, settings)
     result = run_export(db, settings, out_dir=tmp_path / "out")
-    row = stats_of(tmp_path / "out")["list_parameters"]
+    assert any("12 of 40 sampled papers reviewed so far, queued in least-certain order" in w for w in result.warnings)
+    assert all(r["method"] == "" and r["estimate"] == "" for r in stats_of(tmp_path / "out").values())
+
+    # the same sample queued in random order: the 12 reviewed are a random sample, but too few
+    run_queue(db, settings, "papers", select_="sample", n=40, seed=2, order_="random", offline=tmp_path / "t.json",
+              rule_set=SHA)
+    result = run_export(db, settings, out_dir=tmp_path / "out1")
+    assert any("queued in random order" in w for w in result.warnings)
+    row = stats_of(tmp_path / "out1")["list_parameters"]
     assert row["method"] == "" and row["estimate"] == "" and "at least 30 needed" in row["estimate_note"]
-    assert row["n_human"] == "12"
+    assert row["n_human"] == "12" and sorted(sampled) == sampled
 
     # a draw cut to --limit in least-certain order is not random: recorded so, and refused
     cut = run_queue(db, settings, "papers", select_="sample", n=40, seed=9, limit=10, offline=tmp_path / "c.json",

@@ -32,6 +32,7 @@ def upgrade() -> None:
         sa.Column('items', sa.JSON(), nullable=False),
         sa.Column('strata', sa.JSON(), nullable=False),
         sa.Column('random', sa.Boolean(), nullable=False),
+        sa.Column('queue_order', sa.String(length=16), nullable=True),
         sa.Column('reason', sa.Text(), nullable=True),
         sa.Column('rule_set', sa.String(length=64), nullable=True),
         sa.Column('target', sa.Text(), nullable=True),

@@ -37,6 +37,7 @@ class Draw:
     items: list[int]
     random: bool = True
     reason: str | None = None
+    order: str | None = None  # the order reviewers meet the items in (a partial review is random only if random)
 
     def strata(self) -> dict[str, list[int]]:
         out: dict[str, list[int]] = {}
@@ -50,12 +51,13 @@ class Draw:
 
 
 def make_draw(kind: str, method: str, seed: int, requested: int, strata_by: str | None,
-              frame: Iterable[tuple[int, Any]], items: Iterable[int], cut: str | None = None) -> Draw:
+              frame: Iterable[tuple[int, Any]], items: Iterable[int], cut: str | None = None,
+              order: str | None = None) -> Draw:
     """A Draw from the candidates and the chosen ones; `cut` says why (if) the draw was cut
     after it was made, in an order that is not random: then it is no random sample."""
     rows = sorted([int(i), None if s is None else str(s)] for i, s in frame)
     return Draw(kind, method, seed, requested, strata_by if method == "stratified" else None, rows,
-                sorted(int(i) for i in items), cut is None, cut)
+                sorted(int(i) for i in items), cut is None, cut, order)
 
 
 def record(session: Session, draw: Draw, *, rule_set: str | None, target: str | None, run_id: int | None) -> int:
@@ -63,12 +65,13 @@ def record(session: Session, draw: Draw, *, rule_set: str | None, target: str | 
     digest = frame_digest(draw.frame)
     for row in session.scalars(select(SamplingDesign).where(SamplingDesign.kind == draw.kind,
                                                             SamplingDesign.frame_sha256 == digest)):
-        if (row.method, row.seed, row.requested, row.strata_by, row.items, row.random) == (
-                draw.method, draw.seed, draw.requested, draw.strata_by, draw.items, draw.random):
+        if (row.method, row.seed, row.requested, row.strata_by, row.items, row.random, row.queue_order) == (
+                draw.method, draw.seed, draw.requested, draw.strata_by, draw.items, draw.random, draw.order):
             return row.id
     row = SamplingDesign(kind=draw.kind, method=draw.method, seed=draw.seed, requested=draw.requested,
                          strata_by=draw.strata_by, frame=draw.frame, frame_sha256=digest, items=draw.items,
-                         strata=draw.strata(), random=draw.random, reason=draw.reason, rule_set=rule_set,
+                         strata=draw.strata(), random=draw.random, reason=draw.reason, queue_order=draw.order,
+                         rule_set=rule_set,
                          target=target, run_id=run_id)
     session.add(row)
     session.flush()

@@ -175,6 +175,10 @@ def load(db: Database, settings: Settings, catalog: Catalog, metric: Metric, *, 
         if d is None or not d.random:
             return loaded
         loaded.frame, loaded.items, loaded.stratified = list(d.frame), set(d.items), d.method == "stratified"
+        order = d.queue_order
+    if not _complete_enough(loaded, order):
+        loaded.frame = []
+        return loaded
     rows, out = loaded.rows, loaded.out
     gone = [pid for pid, _ in loaded.frame if pid not in rows]
     if gone:
@@ -186,6 +190,21 @@ def load(db: Database, settings: Settings, catalog: Catalog, metric: Metric, *, 
         out.problems.append(f"{outside} paper(s) the rules say compute {metric.name} are outside the sampling frame: "
                             "the estimates cover the frame only")
     return loaded
+
+
+def _complete_enough(loaded: Loaded, order: str | None) -> bool:
+    """A partly reviewed sample is random only if reviewers met its papers in random order."""
+    out = loaded.out
+    reviewed = sum(1 for p in loaded.items if p in loaded.rows and loaded.rows[p][0]["sources"].get("P0") == "human")
+    if reviewed >= len(loaded.items):
+        return True
+    where = f"design {out.design_id}: {reviewed} of {len(loaded.items)} sampled papers reviewed so far"
+    if order != "random":
+        out.problems.append(f"{where}, queued in {order or 'an unknown'} order: the reviewed part is not a random "
+                            "sample; finish the sample, or queue it with --order random")
+        return False
+    out.problems.append(f"{where} (queued in random order: the reviewed part is a smaller random sample)")
+    return True
 
 
 def estimate_figure1(db: Database, settings: Settings, catalog: Catalog, metric: Metric, *,

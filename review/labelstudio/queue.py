@@ -97,7 +97,7 @@ def _select(db: Database, kind: str, select_: str, n: int | None, seed: int, by:
     draw = None
     if select_ in SAMPLED:
         draw = make_draw(kind, select_, seed, n or 0, by, ((c.item_id, getattr(c, by, None)) for c in cands),
-                         (c.item_id for c in chosen), cut)
+                         (c.item_id for c in chosen), cut, order_)
     return chosen, draw
 
 

@@ -31,6 +31,7 @@ class SamplingDesign(Base):
     items: Mapped[list[Any]] = mapped_column(JSON)  # the drawn item ids, sorted
     strata: Mapped[dict[str, Any]] = mapped_column(JSON)  # stratum -> [frame size, drawn]
     random: Mapped[bool] = mapped_column(Boolean, default=True)  # False: the draw was cut non-randomly
+    queue_order: Mapped[str | None] = mapped_column(String(16))  # the order reviewers meet the items in
     reason: Mapped[str | None] = mapped_column(Text)  # why it is not a random sample
     rule_set: Mapped[str | None] = mapped_column(String(64))  # sha256 of the labels the tasks proposed
     target: Mapped[str | None] = mapped_column(Text)  # the project title or offline file it went to
