@@ -112,11 +112,12 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
         fig1 = stats.figure1(records, settings.compute, settings.export, metric=metric, catalog=catalog)
         from review.estimate.figure1 import estimate_figure1  # it reads stats' tests: imported late
 
-        sample = estimate_figure1(db, settings, catalog, metric)
-        result.warnings += sample.undesigned + (sample.problems if sample.design_id else [])
-        estimates = sample.estimates if sample.design_id else None
-        for w in sample.undesigned + (sample.problems if sample.design_id else []):
+        sample = estimate_figure1(db, settings, catalog, metric)  # a recorded human sample, if any
+        notes = sample.undesigned + (sample.problems if sample.design_id else [])
+        for w in notes:
             log.warning(w)
+        result.warnings += notes
+        estimates = sample.estimates if sample.design_id else None
         stat_rows = stats.stat_rows(fig1, estimates)
         per_year = stats.figure3(records)
         packages = stats.package_table(records, catalog, settings.compute)
