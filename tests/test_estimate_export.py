@@ -26,7 +26,7 @@ def settings(tmp_path) -> Settings:
     return Settings(exports_dir=tmp_path / "exports", data_dir=tmp_path / "db")
 
 
-def corpus(db, n: int, seed: int = 0) -> dict[int, dict]:
+def corpus(db, n: int, seed: int = 0, year=lambda i: 2019 + i % 3) -> dict[int, dict]:  # type: ignore[no-untyped-def]
     """`n` papers whose true answers are known; the rules miss 40% of listed parameters,
     invent 5%, and get P0 wrong for 12% of papers. Returns paper id -> truth."""
     rng = np.random.default_rng(seed)
@@ -40,7 +40,7 @@ def corpus(db, n: int, seed: int = 0) -> dict[int, dict]:
             params = metric and bool(rng.random() < 0.5)
             said_metric = metric != bool(rng.random() < 0.12)
             said_params = (rng.random() >= 0.4) if params else bool(rng.random() < 0.05)
-            p = Paper(ident=f"2021.est-{i:04d}", source="acl", title=f"Paper {i}", year=2019 + i % 3, venue="acl")
+            p = Paper(ident=f"2021.est-{i:04d}", source="acl", title=f"Paper {i}", year=year(i), venue="acl")
             s.add(p)
             s.flush()
             s.add(PaperLabel(paper_id=p.id, rule_set_id=rs.id, prelim=True, computes=said_metric,
@@ -159,13 +159,13 @@ def test_no_sample_no_new_columns(db, settings, tmp_path):
 
 
 def test_a_stratified_sample_gets_the_stratified_estimator(db, settings, tmp_path):
-    """20 papers per year from unequal years: each year weighted by its share of the frame."""
-    truth = corpus(db, 150, seed=4)
-    q = run_queue(db, settings, "papers", select_="stratified", by="year", n=20, seed=1,
+    """15 papers from each of three unequal years: each year weighted by its share of the frame."""
+    truth = corpus(db, 150, seed=4, year=lambda i: 2019 if i < 90 else (2020 if i < 130 else 2021))
+    q = run_queue(db, settings, "papers", select_="stratified", by="year", n=15, seed=1,
                   offline=tmp_path / "t.json", rule_set=SHA)
     with db.session() as s:
         design = s.get(SamplingDesign, q.design)
-        assert design.strata == {"2019": [50, 20], "2020": [50, 20], "2021": [50, 20]}
+        assert design.strata == {"2019": [90, 15], "2020": [40, 15], "2021": [20, 15]}
         years = {pid: year for pid, year in design.frame}
         sampled = list(design.items)
     review_file(tmp_path / "answers.json", truth, sampled)
@@ -173,7 +173,7 @@ def test_a_stratified_sample_gets_the_stratified_estimator(db, settings, tmp_pat
     run_compute(db, settings)
     run_export(db, settings, out_dir=tmp_path / "out")
     row = stats_of(tmp_path / "out")["list_parameters"]
-    assert row["method"] == "ppi-stratified" and row["n_human"] == "60"
+    assert row["method"] == "ppi-stratified" and row["n_human"] == "45"
     strata = []
     f = lambda key, ids: np.array([truth[p][key] for p in ids], dtype=float)  # noqa: E731
     for year in ("2019", "2020", "2021"):
@@ -182,5 +182,9 @@ def test_a_stratified_sample_gets_the_stratified_estimator(db, settings, tmp_pat
         d, dhat = f("metric", drawn), f("said_metric", drawn)
         strata.append(Stratum(f("params", drawn) * d, f("said_params", drawn) * dhat,
                               f("said_params", frame) * f("said_metric", frame), d, dhat, f("said_metric", frame)))
-    assert float(row["estimate"]) == pytest.approx(float(ppi_ratio(strata).estimate), abs=1e-6)
-    assert float(row["estimate_low"]) == pytest.approx(float(ppi_ratio(strata).low), abs=1e-6)
+    weighted = ppi_ratio(strata)
+    assert float(row["estimate"]) == pytest.approx(float(weighted.estimate), abs=1e-6)
+    assert float(row["estimate_low"]) == pytest.approx(float(weighted.low), abs=1e-6)
+    pooled = ppi_ratio([Stratum(*(np.concatenate([getattr(s, k) for s in strata])
+                                  for k in ("y", "yhat", "yhat_all", "d", "dhat", "dhat_all")))])
+    assert float(pooled.estimate) != pytest.approx(float(weighted.estimate), abs=1e-4)  # the weights matter here
