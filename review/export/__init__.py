@@ -124,6 +124,15 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
 
         stamp, stamp_source = manifest.manifest_time(time or settings.export.time or None, runs)
         fig1 = stats.figure1(records, settings.compute, settings.export, metric=metric, catalog=catalog)
+        from review.estimate.figure1 import estimate_figure1  # it reads stats' tests: imported late
+
+        sample = estimate_figure1(db, settings, catalog, metric)  # a recorded human sample, if any
+        notes = sample.undesigned + (sample.problems if sample.design_id else [])
+        for w in notes:
+            log.warning(w)
+        result.warnings += notes
+        estimates = sample.estimates if sample.design_id else None
+        stat_rows = stats.stat_rows(fig1, estimates)
         per_year = stats.figure3(records)
         packages = stats.package_table(records, catalog, settings.compute)
         totals = stats.package_totals(packages)
@@ -133,9 +142,9 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
 
         files: list[Path] = [ds.write_dataset(records, out, fmt, metric)]
         files.append(_write(out / "statistics.csv", ds.csv_text(
-            ["name", "description", "count", "denominator", "share", "ci_low", "ci_high"],
-            [list(s.as_dict().values()) for s in fig1])))
-        files.append(_write(out / "statistics.json", _json([s.as_dict() for s in fig1])))
+            stats.STAT_COLUMNS + (stats.ESTIMATE_COLUMNS if estimates is not None else []),
+            [list(r.values()) for r in stat_rows])))
+        files.append(_write(out / "statistics.json", _json(stat_rows)))
         files.append(_write(out / "figure3.csv", ds.csv_text(
             ["year", *stats.CATEGORIES, "total"], [[r["year"], *[r[c] for c in stats.CATEGORIES], r["total"]]
                                                    for r in per_year])))
@@ -144,7 +153,7 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
         files.append(_write(out / "prisma.csv", ds.csv_text(["stage", "box", "count"], flow)))
         files.append(_write(out / "comparison.csv", ds.csv_text(
             ["statistic", "paper_wording", "unit", "published", "this_run"], [list(c.values()) for c in compare])))
-        figs = {"figure1": figures.figure1_chart(fig1, out / "figure1", metric),
+        figs = {"figure1": figures.figure1_chart(fig1, out / "figure1", metric, estimates),
                 "figure3": figures.figure3_chart(per_year, out / "figure3", metric),
                 "prisma": figures.prisma_chart(prisma_counts, out / "prisma", metric)}
         for paths in figs.values():
@@ -170,12 +179,16 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
                          "format": fmt},
             "warnings": result.warnings,
         }
+        if sample.design_id:
+            info["sample"] = {"design": sample.design_id, "description": sample.design, "papers": sample.n_sample,
+                              "frame": sample.n_frame, "confidence": sample.confidence,
+                              "estimator": "prediction-powered (Angelopoulos et al. 2023), human-only, automated-only"}
         report_path = out / "report.html"
         _write(report_path, report.build_report(
             stats=fig1, comparison=compare, per_year=per_year, packages=packages, package_totals=totals,
             prisma=flow, manifest=info, figures={k: [p for p in v if p.suffix == ".svg"][0] for k, v in figs.items()},
             files=[f.name for f in files] + ["manifest.json"], disputed=ds.disputed(records), metric=metric,
-            human_evaluation=human_eval))
+            human_evaluation=human_eval, sample=sample if sample.design_id else None))
         files.append(report_path)
         info["files"] = {f.name: _sha256(f) for f in files}
         files.append(_write(out / "manifest.json", _json(info)))

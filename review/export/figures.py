@@ -44,9 +44,11 @@ def save(fig: Figure, stem: Path) -> list[Path]:
     return [png, svg]
 
 
-def figure1_chart(stats: list[Stat], stem: Path, metric: Metric | None = None) -> list[Path]:
+def figure1_chart(stats: list[Stat], stem: Path, metric: Metric | None = None,
+                  estimates: dict[str, Any] | None = None) -> list[Path]:
     """The shares the reference study published, this run's next to them; without published
-    figures (a metric nobody reviewed before), the headline shares alone."""
+    figures (a metric nobody reviewed before), the headline shares alone. With a human
+    sample (`estimates`), each bar also gets the prediction-powered estimate and interval."""
     metric = metric or default_metric()
     short = short_labels(metric)
     published = {p.statistic: p.value for p in metric.published if p.unit == "share"}
@@ -63,6 +65,8 @@ def figure1_chart(stats: list[Stat], stem: Path, metric: Metric | None = None) -
         if published:
             ax.scatter([100 * published[s.name] for s in shown], ys, color="#e8590c", marker="D", zorder=3,
                        label=metric.text("published_source"))
+        if estimates:
+            _ppi_marks(ax, shown, ys, estimates)
         for y, s, v in zip(ys, shown, values):
             ax.text(v + 1, y + 0.25, f"{v:.1f}% ({s.count}/{s.denominator})", fontsize=7, va="center")
         ax.set_yticks(ys, labels, fontsize=7)
@@ -72,6 +76,18 @@ def figure1_chart(stats: list[Stat], stem: Path, metric: Metric | None = None) -
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, fontsize=7, frameon=False)
         fig.tight_layout()
     return save(fig, stem)
+
+
+def _ppi_marks(ax: Any, shown: list[Stat], ys: list[int], estimates: dict[str, Any]) -> None:
+    """The prediction-powered estimate (black dot) and its interval, just under each bar."""
+    pts = [(y - 0.3, estimates[s.name]) for s, y in zip(shown, ys)
+           if s.name in estimates and estimates[s.name].method]
+    if not pts:
+        return
+    xs = [100 * e.estimate for _, e in pts]
+    err = [[100 * (e.estimate - e.ci_low) for _, e in pts], [100 * (e.ci_high - e.estimate) for _, e in pts]]
+    ax.errorbar(xs, [y for y, _ in pts], xerr=err, fmt="o", color="#212529", markersize=3, capsize=2,
+                elinewidth=1, zorder=4, label="prediction-powered (human sample + rules, 95% CI)")
 
 
 def figure3_chart(per_year: list[dict[str, Any]], stem: Path, metric: Metric | None = None) -> list[Path]:

@@ -56,7 +56,7 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
                  packages: list[dict[str, Any]], package_totals: dict[str, Any], prisma: list[tuple[str, str, int]],
                  manifest: dict[str, Any], figures: dict[str, Path], files: list[str],
                  disputed: list[tuple[str, list[str]]] | None = None, metric: Metric | None = None,
-                 human_evaluation: dict[str, Any] | None = None) -> str:
+                 human_evaluation: dict[str, Any] | None = None, sample: Any = None) -> str:
     m = manifest
     metric = metric or default_metric()
     title = html.escape(metric.text("report_title"))
@@ -82,6 +82,7 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
         table(["statistic", "meaning", "count", "denominator", "share", "CI low", "CI high"],
               [(s.name, s.description, s.count, s.denominator, _pct(s.share), _pct(s.ci_low), _pct(s.ci_high))
                for s in stats]),
+        sample_section(sample, stats),
         inline_svg(figures["figure1"]),
         f"<h2>{html.escape(metric.text('figure3_title'))}</h2>",
         table(["year", *CATEGORIES, "total"], [("" if r["year"] is None else str(r["year"]), *[r[c] for c in CATEGORIES], r["total"])
@@ -149,3 +150,29 @@ def human_evaluation_section(ev: dict[str, Any] | None) -> str:
             + table(["question", "papers", "precision", "recall", "F1", "exact / accuracy"],
                     [(n, i, *(None if v is None else round(v, 3) for v in (p, r, f)), e)
                      for n, i, p, r, f, e in rows]))
+
+
+def sample_section(sample: Any, stats: list[Stat]) -> str:
+    """The estimates from a recorded human sample (`review.estimate`): shown only when one exists."""
+    if sample is None:
+        return ""
+    level = f"{sample.confidence:.0%}"
+    rows = []
+    for s in stats:
+        e = sample.estimates.get(s.name)
+        if e is None:
+            continue
+        rows.append((s.name, e.method or "none", _pct(e.estimate), _pct(e.ci_low), _pct(e.ci_high),
+                     _pct(e.human), _pct(e.human_low), _pct(e.human_high), _pct(e.automated), e.n_human,
+                     _pct(e.rule_false_positive), _pct(e.rule_false_negative), e.note))
+    problems = "".join(f"<li>{html.escape(p)}</li>" for p in sample.problems)
+    return (f"<h2>Estimates from the human sample</h2><p class=\"small\">{html.escape(sample.design)}.</p>"
+            f"<p>The {level} interval of a prediction-powered estimate (method <code>ppi</code>: the rules&rsquo; "
+            f"answers on every paper, corrected by the errors the reviewers found in this random sample; Angelopoulos "
+            f"et al., Science 2023) would contain the share a complete human review finds in {level} of such "
+            f"samples. <em>Human only</em> comes from the sample alone and <em>automated only</em> from the rules "
+            f"alone (no valid interval); the table above and the bars of Figure 1 use the labels as they stand, the "
+            f"black dots of Figure 1 are the prediction-powered estimates.</p>"
+            + (f"<ul>{problems}</ul>" if problems else "")
+            + table(["statistic", "method", "estimate", "CI low", "CI high", "human only", "low", "high",
+                     "automated only", "reviewed papers", "rules: false yes", "rules: false no", "note"], rows))

@@ -45,6 +45,20 @@ class Stat:
                 "ci_low": self.ci_low, "ci_high": self.ci_high}
 
 
+STAT_COLUMNS = ["name", "description", "count", "denominator", "share", "ci_low", "ci_high"]
+ESTIMATE_COLUMNS = ["method", "estimate", "estimate_low", "estimate_high", "n_human", "human_only", "human_only_low",
+                    "human_only_high", "automated_only", "rule_false_positive", "rule_false_negative", "estimate_note"]
+
+
+def stat_rows(stats: list[Stat], estimates: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """statistics.csv/json rows: with the sample's estimate columns when a sample design
+    exists (`review.estimate`), else exactly the columns exports always had."""
+    if estimates is None:
+        return [s.as_dict() for s in stats]
+    empty = dict.fromkeys(ESTIMATE_COLUMNS)
+    return [{**s.as_dict(), **(estimates[s.name].columns() if s.name in estimates else empty)} for s in stats]
+
+
 def bootstrap_ci(name: str, count: int, n: int, settings: ExportSettings) -> tuple[float | None, float | None]:
     """Percentile bootstrap interval of count/n (see the module docstring)."""
     if n <= 0:
@@ -60,6 +74,42 @@ def metric_rows(records: list[Record]) -> list[dict[str, Any]]:
     return [r.values for r in records if r.values["paper_metric"] is True]
 
 
+Test = Callable[[dict[str, Any]], bool]
+EVERY: Test = lambda r: True  # noqa: E731
+
+# The share statistics of Figure 1: (test, among) over a dataset row (the denominator is
+# the papers that compute the metric, narrowed by `among`), and the review questions the
+# answer rests on (a sampled paper counts as human-labelled for it when all are settled).
+SHARE_QUESTIONS: dict[str, tuple[str, ...]] = {
+    "reproducible": ("P0", "P1", "P4", "C0", "C1", "C2"), "release_code": ("P0", "C0"),
+    "code_with_metric": ("P0", "C0"), "bootstrapping": ("P0", "P3"), "list_parameters": ("P0", "P1"),
+    "cite_package": ("P0", "P4"), "software_error_share": ("P0", "P4", "C0", "C1"),
+    "incorrect_software": ("P0", "P4", "C0", "C1"), "r1": ("P0", "P1", "P4"), "r2": ("P0", "P4"),
+    "r3": ("P0", "C0", "C2"),
+}
+
+
+def share_tests(compute: ComputeSettings) -> dict[str, tuple[Test, Test]]:
+    """(test, among) of every share statistic, by its internal name (`code_with_metric`)."""
+
+    def cites(row: dict[str, Any], key: str) -> bool:
+        return any(counts_as_package(p, compute) for p in row[key])
+
+    return {
+        "reproducible": (lambda r: r["reproducible"] is True, EVERY),
+        "release_code": (lambda r: r["has_code"] is True, EVERY),
+        "code_with_metric": (lambda r: r["code_metric_prelim"] is True, EVERY),
+        "bootstrapping": (lambda r: "bootstrapping" in r["paper_protocol"], EVERY),
+        "list_parameters": (lambda r: r["paper_params"] is True, EVERY),
+        "cite_package": (lambda r: cites(r, "paper_packages"), EVERY),
+        "software_error_share": (lambda r: r["software_error"] is True, lambda r: cites(r, "packages")),
+        "incorrect_software": (lambda r: r["software_error"] is True, EVERY),
+        "r1": (lambda r: r["r1"] is True, EVERY),
+        "r2": (lambda r: r["r2"] is True, EVERY),
+        "r3": (lambda r: r["r3"] is True, EVERY),
+    }
+
+
 def figure1(records: list[Record], compute: ComputeSettings, export: ExportSettings, *,
             metric: Metric | None = None, catalog: Catalog | None = None) -> list[Stat]:
     """The Figure 1 headline results (denominator: the papers that compute the metric).
@@ -70,12 +120,11 @@ def figure1(records: list[Record], compute: ComputeSettings, export: ExportSetti
     rows = metric_rows(records)
     n = len(rows)
     no_config = ", ".join(catalog.no_config_labels) if catalog and catalog.no_config_labels else "none"
+    tests = share_tests(compute)
 
-    def cites(row: dict[str, Any], key: str) -> bool:
-        return any(counts_as_package(p, compute) for p in row[key])
-
-    def share(name: str, description: str, test: Callable[[dict[str, Any]], bool],
-              among: Callable[[dict[str, Any]], bool] = lambda r: True) -> Stat:
+    def share(name: str, description: str, key: str | None = None) -> Stat:
+        test, among = tests[key or name] if (key or name) in tests else (
+            lambda r: r["label_source"] == "human", EVERY)
         base = [r for r in rows if among(r)]
         k = sum(1 for r in base if test(r))
         low, high = bootstrap_ci(name, k, len(base), export)
@@ -83,20 +132,18 @@ def figure1(records: list[Record], compute: ComputeSettings, export: ExportSetti
 
     stats = [
         Stat(m.stat_name("metric_papers"), m.text("stat_papers"), n, None),
-        share("reproducible", "basically reproducible (R1 or R2 or R3)", lambda r: r["reproducible"] is True),
-        share("release_code", "release code (incl. incomplete) (C0)", lambda r: r["has_code"] is True),
-        share(m.stat_name("code_with_metric"), m.text("stat_code"), lambda r: r["code_metric_prelim"] is True),
-        share("bootstrapping", m.text("stat_bootstrapping"), lambda r: "bootstrapping" in r["paper_protocol"]),
-        share("list_parameters", m.text("stat_list_parameters"), lambda r: r["paper_params"] is True),
-        share("cite_package", m.text("stat_cite_package"), lambda r: cites(r, "paper_packages")),
-        share("software_error_share", "papers citing a package (paper or code) whose packages have scoring errors",
-              lambda r: r["software_error"] is True, among=lambda r: cites(r, "packages")),
-        share("incorrect_software", "cite software with scoring errors (paper or code)",
-              lambda r: r["software_error"] is True),
-        share("r1", "R1: cite a package and list parameters", lambda r: r["r1"] is True),
-        share("r2", m.text("stat_r2", no_config=no_config), lambda r: r["r2"] is True),
-        share("r3", m.text("stat_r3"), lambda r: r["r3"] is True),
-        share("human_reviewed", m.text("stat_human_reviewed"), lambda r: r["label_source"] == "human"),
+        share("reproducible", "basically reproducible (R1 or R2 or R3)"),
+        share("release_code", "release code (incl. incomplete) (C0)"),
+        share(m.stat_name("code_with_metric"), m.text("stat_code"), "code_with_metric"),
+        share("bootstrapping", m.text("stat_bootstrapping")),
+        share("list_parameters", m.text("stat_list_parameters")),
+        share("cite_package", m.text("stat_cite_package")),
+        share("software_error_share", "papers citing a package (paper or code) whose packages have scoring errors"),
+        share("incorrect_software", "cite software with scoring errors (paper or code)"),
+        share("r1", "R1: cite a package and list parameters"),
+        share("r2", m.text("stat_r2", no_config=no_config)),
+        share("r3", m.text("stat_r3")),
+        share("human_reviewed", m.text("stat_human_reviewed")),
     ]
     return stats
 

@@ -25,6 +25,7 @@ from review.errors import ConfigError, InputFileError, ReviewError, ServiceError
 from review.labelstudio.adjudication import adjudication_config, adjudication_task
 from review.labelstudio.client import LabelStudioClient
 from review.labelstudio.projects import new_origin, reconcile, this_server
+from review.estimate.design import SAMPLED, Draw, make_draw, record
 from review.labelstudio.select import choose, order
 from review.labelstudio.tasks import KINDS, Candidate, build_task, candidates, label_config, ref_of
 from review.resolution import disputes
@@ -53,6 +54,7 @@ class QueueResult:
     overlap: int = 1
     offline_file: str | None = None
     dry_run: bool = False
+    design: int | None = None  # the sampling design recorded for --select sample|stratified
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -80,11 +82,23 @@ def default_rule_set(db: Database, settings: Settings) -> str | None:
 
 
 def _select(db: Database, kind: str, select_: str, n: int | None, seed: int, by: str, order_: str,
-            rule_set: str | None, limit: int | None) -> list[Candidate]:
+            rule_set: str | None, limit: int | None, only: set[int] | None = None) -> tuple[list[Candidate], Draw | None]:
+    """The chosen candidates in order, and for a sample the draw that made them."""
     with db.session() as s:
         cands = candidates(s, kind, rule_set)
+        if only is not None:
+            cands = [c for c in cands if c.item_id in only]
         chosen = order(choose(s, cands, select_, n=n, seed=seed, by=by), order_, seed=seed)
-    return chosen[:limit] if limit else chosen
+    cut = None
+    if limit and limit < len(chosen):
+        chosen = chosen[:limit]
+        if order_ != "random":
+            cut = f"cut to --limit {limit} after ordering by {order_}, not at random"
+    draw = None
+    if select_ in SAMPLED:
+        draw = make_draw(kind, select_, seed, n or 0, by, ((c.item_id, getattr(c, by, None)) for c in cands),
+                         (c.item_id for c in chosen), cut, order_)
+    return chosen, draw
 
 
 def write_offline(db: Database, kind: str, chosen: list[Candidate], path: Path, adjudication: bool = False,
@@ -106,11 +120,12 @@ def run_queue(db: Database, settings: Settings, kind: str, *, project: str | Non
               n: int | None = None, seed: int = 0, by: str = "year", order_: str = "least-certain",
               overlap: int | None = None, rule_set: str | None = None, limit: int | None = None,
               offline: Path | None = None, dry_run: bool = False,
-              client: LabelStudioClient | None = None) -> QueueResult:
+              client: LabelStudioClient | None = None, only: set[int] | None = None) -> QueueResult:
     """Queue `kind` ('papers' or 'code') items for review; see the module docstring.
 
     `overlap` (reviewers per task) is set on a new project (default label_studio.overlap,
-    1 for adjudication) and changed on an existing one only when given.
+    1 for adjudication) and changed on an existing one only when given. `only` narrows the
+    candidates to these item ids (`review plan --queue`: the codebases of the drawn papers).
     """
     if kind not in KINDS:
         raise ConfigError(f"unknown queue {kind!r}", hint="review queue papers|code")
@@ -126,8 +141,13 @@ def run_queue(db: Database, settings: Settings, kind: str, *, project: str | Non
         run.signature.update(metric.signature())
         if kind == "papers" and not rule_set:
             rule_set = default_rule_set(db, settings)
-        chosen = _select(db, kind, select_, n, seed, by, order_, rule_set, limit)
+        chosen, draw = _select(db, kind, select_, n, seed, by, order_, rule_set, limit, only)
         result.selected = len(chosen)
+        if draw is not None and not dry_run:
+            with db.session() as s:
+                result.design = record(s, draw, rule_set=rule_set, target=str(offline) if offline else title,
+                                       run_id=run.id)
+            run.count("sampling_design", result.design)  # its id: the run drew a recorded sample
         if offline is not None:
             result.offline_file = str(offline)
             if not dry_run:

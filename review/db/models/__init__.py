@@ -9,9 +9,10 @@ from review.db.models.human import HumanProject, HumanResolution, HumanTask
 from review.db.models.labels import Finding, PaperLabel, RuleSet
 from review.db.models.papers import Paper, SourceRecord
 from review.db.models.runs import Run
+from review.db.models.sampling import SamplingDesign
 from review.db.models.work import WorkItem
 
 __all__ = [
     "Base", "Codebase", "CodebaseLink", "CodeFinding", "Document", "Finding", "HumanDecision",
-    "Paper", "PaperLabel", "PaperText", "Reproducibility", "Run", "RuleSet", "SourceRecord", "WorkItem",
+    "Paper", "PaperLabel", "PaperText", "Reproducibility", "Run", "RuleSet", "SamplingDesign", "SourceRecord", "WorkItem",
 ]
