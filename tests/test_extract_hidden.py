@@ -28,6 +28,9 @@ BACKENDS = ["pypdfium2", "pdfplumber"]
     # broken twice
     ("github.com/darsh10/split_\nencoder_\npointer_summarizer", "github.com/darsh10/split_encoder_pointer_summarizer"),
     ("www.example.org/data_\nset.zip", "www.example.org/data_set.zip"),
+    # the scheme cut off as well (D19-1298)
+    ("available at https:\r\n//github.com/Wendy-Xiao/Extsumm_local_\r\nglobal_context.\r\nsuccess of",
+     "available at https://github.com/Wendy-Xiao/Extsumm_local_global_context. success of"),
 ])
 def test_url_broken_after_underscore_is_rejoined(raw, expected):
     assert normalize(raw) == expected
@@ -45,6 +48,8 @@ def test_url_broken_after_underscore_is_rejoined(raw, expected):
     ("github.com/owner/tool_\n(2019)", "github.com/owner/tool_ (2019)"),
     # after "." the next line may start a sentence: the old rule still keeps them apart
     ("code at https://github.com/ZNLP/ATSum.\nThe model", "code at https://github.com/ZNLP/ATSum. The model"),
+    # a word ending in "https:" that is not a scheme, and "http:" without "//"
+    ("see xhttps:\n//x and http:\nfoo", "see xhttps: //x and http: foo"),
 ])
 def test_url_rejoin_keeps_other_line_ends(raw, expected):
     assert normalize(raw) == expected

@@ -28,6 +28,7 @@ Steps, in order (bump NORMALIZER_VERSION when any of them changes; it is stored 
    part. A URL broken after "_" at a line end ("github.com/guyallard/markov_" /
    "clustering") is rejoined with the next line whatever its case: a sentence never
    ends with an underscore, while after "." or "/" the next line may start a sentence.
+   So is a scheme left at a line end ("https:" / "//github.com/...").
 6. Whitespace is collapsed: runs inside a page become one space; pages are separated by
    one newline. Control characters, stray U+FFFE, private-use code points (unmapped
    symbol glyphs) and accents left without a letter are dropped.
@@ -83,7 +84,9 @@ _URL_BREAK = re.compile(r"((?:https?://|www\.)\S*[./]) ([a-z][\w~%#?=&-]*[./][\w
 # ("github.com/guyallard/markov_" / "clustering"). Only a line end inside a page counts;
 # the continuation must start with a letter or digit.
 _URL_UNDERSCORE_BREAK = re.compile(
-    r"((?:https?://|www\.|(?<![\w./-])[\w-]+(?:\.[\w-]+)+/)[^\s\f]*_)[ \t]*\n[ \t\n]*(?=[^\W_])")
+    r"((?:https?://|www\.|(?<![\w.-])[\w-]+(?:\.[\w-]+)+/)[^\s\f]*_)[ \t]*\n[ \t\n]*(?=[^\W_])")
+# A scheme left at a line end: "https:" / "//github.com/...".
+_SCHEME_BREAK = re.compile(r"(?<![\w-])(https?:)[ \t]*\n[ \t\n]*(?=//\w)")
 
 
 def _compose(base: str, mark: str) -> str | None:
@@ -186,7 +189,10 @@ def dehyphenate(text: str) -> str:
 
 
 def join_underscore_urls(text: str) -> str:
-    """Rejoin URLs broken at a line end after "_" (see step 5); a URL broken twice needs two passes."""
+    """Rejoin URLs broken at a line end after "_" or the scheme's ":" (see step 5).
+
+    A URL broken twice needs two passes."""
+    text = _SCHEME_BREAK.sub(r"\1", text)
     for _ in range(4):
         joined = _URL_UNDERSCORE_BREAK.sub(r"\1", text)
         if joined == text:
