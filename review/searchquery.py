@@ -17,7 +17,8 @@ spaces only is a *word term*: the database's full-text index decides it (case an
 SQLite, diacritics ignored; PostgreSQL also stems English words). A term with any other
 character (`rouge_score`, `ROUGE-1.5.5`, `"-c 95 -r 1000"`) is an *exact term*: it must
 occur as written (case ignored, any run of spaces equal) and whole, not inside a longer
-identifier (`ROUGE-1.5` does not match "ROUGE-1.5.5", `rouge_score` not "rouge_scorer").
+identifier (`ROUGE-1.5` does not match "ROUGE-1.5.5", `rouge_score` not "rouge_scorer",
+but "rouge_score.py" and "www.github.com/x" hold `rouge_score` and `github.com/x`).
 NEAR(a b, N) holds when the terms occur with at most N words between them (default 10),
 counted on the text's words as written.
 """
@@ -34,6 +35,12 @@ from review.errors import ReviewError
 NEAR_DEFAULT = 10
 _LEX = re.compile(r'\s*(?:"(?P<phrase>[^"]*)"?|(?P<punct>[(),])|(?P<word>(?:[^\s"(),]|(?<=\d),(?=\d))+))')
 _TOKEN = re.compile(r"[^\W_]+")
+# "Whole": no letter, digit or "_" beside the term, no "-" joining it to a word (py-rouge
+# is not rouge), no "." joining it to a number (ROUGE-1.5 is not in ROUGE-1.5.5); a "."
+# before a word or after the term is a module path or file name (rouge.rouge_scorer,
+# rouge_score.py) or a full stop, and does not count.
+_BEFORE = r"(?<!\w)(?<!\w-)(?<!\d\.)"
+_AFTER = r"(?!\w)(?!-\w)(?!\.\d)"
 
 
 class SearchQueryError(ReviewError, ValueError):
@@ -57,12 +64,14 @@ class Term:
         return _TOKEN.findall(self.text)
 
     def pattern(self) -> re.Pattern[str]:
-        """Where the term occurs in a text: whole, case ignored (exact terms as written)."""
+        """Where the term occurs in a text, case ignored: an exact term whole and as written,
+        a word term as its words (used for NEAR and snippets; the index decides matches)."""
         if self.exact:
             body = r"\s+".join(re.escape(part) for part in self.text.split(" "))
-        else:
-            body = r"[\W_]+".join(re.escape(t) for t in self.tokens)
-        return re.compile(rf"(?<!\w)(?<!\w[.-]){body}(?!\w)(?![.-]\w)", re.IGNORECASE)
+            return re.compile(rf"{_BEFORE}{body}{_AFTER}", re.IGNORECASE)
+        # a word term's words, as the index splits the text (any non-letter between them)
+        body = r"[\W_]+".join(re.escape(t) for t in self.tokens)
+        return re.compile(rf"(?<![^\W_]){body}(?![^\W_])", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,7 @@ def test_identifiers_are_exact(db, texts):
     # inside a URL, dots and slashes kept
     assert idents(search(db, "google-research/tree/master/rouge")) == [ident("pkg")]
     assert idents(search(db, "github.com/google-research")) == [ident("pkg")]
+    assert idents(search(db, "rouge")) and search(db, "rouge-s") == []  # "-" joins: rouge-score is not rouge-s
 
 
 def test_boolean_operators_and_parentheses(db, texts):
@@ -80,13 +81,16 @@ def test_boolean_operators_and_parentheses(db, texts):
 
 
 def test_near(db, texts):
-    assert idents(search(db, "NEAR(ROUGE score, 2)")) == [ident("words")]
+    # word terms are the index's words: "rouge_score" holds "rouge" and "score" side by side
+    assert set(idents(search(db, "NEAR(ROUGE score, 2)"))) == {ident("words"), ident("pkg")}
+    assert idents(search(db, "NEAR(ROUGE better, 3)")) == [ident("words")]
     assert idents(search(db, "NEAR(rouge_score package, 1)")) == [ident("pkg")]
     assert search(db, "NEAR(computed package, 1)") == []  # "computed with the rouge_score package": 4 words apart
     assert idents(search(db, "NEAR(computed package, 4)")) == [ident("pkg")]
     assert idents(search(db, "NEAR(package computed)")) == [ident("pkg")]  # order free, 10 words by default
     assert idents(search(db, 'NEAR("-c 95" py-rouge, 12)')) == [ident("xiao")]
     assert search(db, 'NEAR("-c 95" py-rouge, 5)') == []
+    assert idents(search(db, "NEAR(rouge package, 0)")) == [ident("xiao")]  # a word in "py-rouge", as indexed
 
 
 def ident(key):
