@@ -83,10 +83,11 @@ _URL_BREAK = re.compile(r"((?:https?://|www\.)\S*[./]) ([a-z][\w~%#?=&-]*[./][\w
 # line end is "_": an underscore never ends a sentence, so the next line continues it
 # ("github.com/guyallard/markov_" / "clustering"). Only a line end inside a page counts;
 # the continuation must start with a letter or digit.
-_URL_UNDERSCORE_BREAK = re.compile(
-    r"((?:https?://|www\.|(?<![\w.-])[\w-]+(?:\.[\w-]+)+/)[^\s\f]*_)[ \t]*\n[ \t\n]*(?=[^\W_])")
+_UNDERSCORE_BREAK = re.compile(r"_[ \t]*\n[ \t\n]*(?=[^\W_])")
+_URL_START = re.compile(r"https?://|www\.|(?<![\w.-])[\w-]+(?:\.[\w-]+)+/")
 # A scheme left at a line end: "https:" / "//github.com/...".
 _SCHEME_BREAK = re.compile(r"(?<![\w-])(https?:)[ \t]*\n[ \t\n]*(?=//\w)")
+_SCHEME_AT_LINE_END = re.compile(r"https?:[ \t]*\n")  # starts with a literal: a fast first look
 
 
 def _compose(base: str, mark: str) -> str | None:
@@ -191,14 +192,21 @@ def dehyphenate(text: str) -> str:
 def join_underscore_urls(text: str) -> str:
     """Rejoin URLs broken at a line end after "_" or the scheme's ":" (see step 5).
 
-    A URL broken twice needs two passes."""
-    text = _SCHEME_BREAK.sub(r"\1", text)
-    for _ in range(4):
-        joined = _URL_UNDERSCORE_BREAK.sub(r"\1", text)
-        if joined == text:
-            break
-        text = joined
-    return text
+    Line ends after "_" are found first and the word before each is checked for a URL
+    (a regex starting at the URL would be tried at every character of the text); a word
+    that starts where the last join ended continues that URL (broken twice).
+    """
+    if _SCHEME_AT_LINE_END.search(text):
+        text = _SCHEME_BREAK.sub(r"\1", text)
+    out, pos, joined_end = [], 0, -1
+    for m in _UNDERSCORE_BREAK.finditer(text):
+        word_start = max(text.rfind(c, 0, m.start()) for c in " \n\f\t") + 1
+        if word_start != joined_end and _URL_START.search(text, word_start, m.start()) is None:
+            continue
+        out.append(text[pos:m.start() + 1])  # up to and with the "_"
+        pos = joined_end = m.end()
+    out.append(text[pos:])
+    return "".join(out)
 
 
 @dataclass
