@@ -122,3 +122,34 @@ def test_pages_without_hidden_text_report_nothing(hidden_pdf, tmp_path):
     for backend in BACKENDS:
         ex = extract_file(tmp_path / "plain.pdf", backend, isolate=False)
         assert ex.ok and ex.dropped == {} and ex.detail is None, backend
+
+
+def test_the_stage_stores_and_reports_what_was_dropped(db, tmp_path, hidden_pdf):
+    """`review extract` keeps the counts with the text (detail), in the run and in its summary."""
+    from sqlalchemy import select
+
+    from review.db.models import PaperText, Run
+    from review.extract import run_extract
+    from review.runs import record_run
+    from review.settings import load_settings
+    from tests.extract_support import PDFS, add_paper_with_pdf, write_config
+
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    hidden = add_paper_with_pdf(db, data_dir, hidden_pdf, "hidden")
+    plain = add_paper_with_pdf(db, data_dir, PDFS / "plain-paper.pdf", "plain")
+    settings = load_settings(write_config(tmp_path, db.url.render_as_string(hide_password=False), data_dir,
+                                          timeout=60.0))
+    with record_run(db, "extract") as run:
+        report = run_extract(db, settings, run=run, workers=1, backend="pdfplumber")
+    assert report.ok == 2
+    outside = 2 * sum(1 for c in CASE.outside[0] if not c.isspace())
+    assert report.dropped == {"cid": 7, "latexit": 1, "outside_crop": outside}
+    assert f"dropped 7 (cid:NN) placeholders, 1 latexit blobs, {outside} characters outside crop boxes" \
+        in report.summary
+    assert report.as_dict()["dropped"] == report.dropped
+    with db.session() as s:
+        details = dict(s.execute(select(PaperText.paper_id, PaperText.detail)).all())
+        counts = s.get(Run, run.id).counts
+    assert details == {hidden: f"dropped: cid 7, latexit 1, outside_crop {outside}", plain: None}
+    assert (counts["dropped_cid"], counts["dropped_latexit"], counts["dropped_outside_crop"]) == (7, 1, outside)
