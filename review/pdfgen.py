@@ -480,3 +480,77 @@ def sample_spec(seed: int = 0, *, sections: int = 5, paragraphs: int = 4, report
     abstract = " ".join(_sentence(rng, mentions) for _ in range(5))
     return PaperSpec(title=title, authors=authors, abstract=abstract, sections=secs, footnotes=footnotes,
                      table=table, table_after=min(3, sections), references=refs)
+
+
+# --- Text that is no text: the cases normalization must drop -----------------------------
+
+
+@dataclass(frozen=True)
+class HiddenTextCase:
+    """What `write_hidden_text_pdf` drew: the lines a reader sees, and what must be dropped.
+
+    Lines are drawn one under another, so a line ending in "_" continues on the next one
+    exactly as a URL broken by the typesetter does.
+    """
+
+    visible: tuple[str, ...]  # page 1 lines, in the Base-14 Helvetica (mapped to Unicode)
+    outside: tuple[str, ...]  # drawn off the page (x < 0) on page 1, in the margin cut by page 2's crop box
+    unmapped_glyphs: int  # glyphs of a Type 3 font without a Unicode map: pdfminer gives "(cid:NN)"
+    latexit: str  # an invisible (render mode 3) LaTeXiT blob; "" for none
+
+
+def _pdf_string(text: str) -> str:
+    return "(" + text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") + ")"
+
+
+def write_hidden_text_pdf(path: str | Path, case: HiddenTextCase) -> None:
+    """A two-page PDF, written by hand, with the hidden text real PDFs carry (see HiddenTextCase).
+
+    ReportLab always writes a Unicode map and clips nothing, so the objects are written
+    directly: page 1 has the visible lines, a Type 3 font whose glyph names mean nothing
+    (no ToUnicode), an invisible LaTeXiT blob and lines drawn left of the page (as Elsevier
+    pages repeat their neighbours); page 2 has a crop box smaller than its media box, the
+    visible lines inside it and the `outside` lines in the cut-off bottom margin.
+    """
+    def text_block(lines: tuple[str, ...], x: float, y: float, extra: str = "") -> str:
+        body = " ".join(f"{_pdf_string(line)} Tj 0 -14 Td" for line in lines)
+        return f"BT {extra}/F1 10 Tf {x} {y} Td {body} ET\n"
+
+    glyphs = "".join(f"\\{1 + i % 2:03o}" for i in range(case.unmapped_glyphs))
+    page1 = text_block(case.visible, 72, 700) + text_block(case.outside, -400, 700)
+    if case.unmapped_glyphs:
+        page1 += f"BT /F2 10 Tf 72 420 Td ({glyphs}) Tj ET\n"
+    if case.latexit:
+        page1 += text_block((case.latexit,), 72, 380, extra="3 Tr ")
+    page2 = text_block(case.visible, 72, 700) + text_block(case.outside, 72, 20)
+    glyph = b"600 0 0 0 500 700 d1 0 0 500 700 re f"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources 7 0 R /Contents 5 0 R >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /CropBox [36 72 576 756] "
+        b"/Resources 7 0 R /Contents 6 0 R >>",
+        _pdf_stream(page1.encode("latin-1")),
+        _pdf_stream(page2.encode("latin-1")),
+        b"<< /Font << /F1 8 0 R /F2 9 0 R >> >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+        b"<< /Type /Font /Subtype /Type3 /FontBBox [0 0 600 700] /FontMatrix [0.001 0 0 0.001 0 0] "
+        b"/CharProcs << /g7 10 0 R /g9 11 0 R >> /Encoding << /Type /Encoding /Differences [1 /g7 /g9] >> "
+        b"/FirstChar 1 /LastChar 2 /Widths [600 600] /Resources << >> >>",
+        _pdf_stream(glyph),
+        _pdf_stream(glyph),
+    ]
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for n, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    Path(path).write_bytes(bytes(out))
+
+
+def _pdf_stream(data: bytes) -> bytes:
+    return b"<< /Length %d >>\nstream\n" % len(data) + data + b"\nendstream"

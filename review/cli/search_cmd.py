@@ -1,4 +1,4 @@
-"""`review search`: find papers by words or phrases in their extracted text."""
+"""`review search`: find papers by words, identifiers or phrases in their extracted text."""
 
 from __future__ import annotations
 
@@ -26,20 +26,25 @@ def _highlight(snippet: str) -> Text:
 @app.command()
 def search(
     ctx: typer.Context,
-    query: str = typer.Argument(..., help='Words (all must occur) and "quoted phrases".'),
+    query: str = typer.Argument(..., help='Words, identifiers, "quoted phrases", AND/OR/NOT, ( ), NEAR(a b, N).'),
     limit: int = typer.Option(20, "--limit", min=1, help="Show at most this many papers."),
     json_: JsonOpt = False,
 ) -> None:
     """Full-text search of the extracted texts; prints papers with a highlighted snippet.
 
-    Uses SQLite FTS5 or PostgreSQL full-text search. Punctuation splits words into
-    phrases, so ROUGE-1.5.5 finds "ROUGE-1.5.5"; quote a phrase to keep its words together.
+    Words side by side must all occur; OR, NOT and parentheses combine them (operators in
+    capitals). A word or "phrase" of letters and digits is looked up in the full-text
+    index (SQLite FTS5 or PostgreSQL). A term with any other character is an exact
+    identifier: rouge_score finds the package, not "ROUGE score"; ROUGE-1.5.5 and
+    "-c 95 -r 1000" must occur as written, whole. NEAR(a b, N): at most N words apart
+    (10 by default).
 
     Example:
 
     \b
         review search pyrouge
-        review search '"-c 95 -r 1000"' --json
+        review search 'rouge_score OR (pyrouge NOT py-rouge)'
+        review search 'NEAR(ROUGE "-c 95", 20)' --json
     """
     db = context.get(ctx).database()
     hits = run_search(db, query, limit=limit)

@@ -10,6 +10,11 @@ Two backends:
   horizontal bands (full-width lines such as the title or a wide table stay whole) and
   reads the left column before the right one in each band.
 
+Both keep only text inside the page's crop box (what a viewer shows): some PDFs draw
+text of other pages outside it (Elsevier's Procedia pages repeat neighbouring pages off
+to the left), and a backend reads every glyph of the content stream. The number of
+visible characters left out is `RawText.dropped["outside_crop"]`.
+
 A backend raises `ExtractFailure(reason, detail)` for a PDF it cannot read; `reason` is
 one of the stored words: encrypted, corrupt, no_text, timeout, memory, crash.
 """
@@ -18,7 +23,8 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -68,6 +74,37 @@ class RawText:
     pages: list[str]
     extractor: str
     extractor_version: str
+    dropped: Counter[str] = field(default_factory=Counter)  # what the backend left out, by kind
+
+
+def _visible(text: str) -> int:
+    return sum(1 for c in text if not c.isspace())
+
+
+def _center_inside(box: tuple[float, float, float, float], x0: float, y0: float, x1: float, y1: float) -> bool:
+    left, low, right, high = box
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    return left <= cx <= right and low <= cy <= high
+
+
+def _pdfium_page_text(page) -> tuple[str, int]:  # type: ignore[no-untyped-def]
+    """A PDFium page's text inside its crop box, and how many visible characters lay outside.
+
+    The text's rectangles (about one per line) are checked first, so the common page, all
+    inside, costs one pass; only a page with text outside is read again, bounded.
+    """
+    tp = page.get_textpage()
+    try:
+        full = tp.get_text_range()
+        box = tuple(page.get_cropbox())
+        if all(_center_inside(box, *tp.get_rect(i)) for i in range(tp.count_rects())):
+            return full, 0
+        left, low, right, high = box
+        far = 1e6  # the four strips around the crop box, which do not overlap
+        strips = [(-far, -far, left, far), (right, -far, far, far), (left, -far, right, low), (left, high, right, far)]
+        return tp.get_text_bounded(*box), sum(_visible(tp.get_text_bounded(*s)) for s in strips)
+    finally:
+        tp.close()
 
 
 def pypdfium2_version() -> str:
@@ -95,28 +132,43 @@ def read_pypdfium2(path: Path) -> RawText:
             raise ExtractFailure("encrypted", msg) from None
         raise _unreadable(exc, msg) from None
     pages: list[str] = []
+    dropped: Counter[str] = Counter()
     try:
         for i in range(len(doc)):
             page = doc[i]
             try:
-                tp = page.get_textpage()
-                try:
-                    pages.append(tp.get_text_range())
-                finally:
-                    tp.close()
+                text, outside = _pdfium_page_text(page)
+                pages.append(text)
+                dropped["outside_crop"] += outside
             except pdfium.PdfiumError as exc:
                 raise _unreadable(exc, f"page {i + 1}: {exc}") from None
             finally:
                 page.close()
     finally:
         doc.close()
-    return RawText(pages, "pypdfium2", pypdfium2_version())
+    return RawText(pages, "pypdfium2", pypdfium2_version(), +dropped)
 
 
 # pdfplumber's default word gap (x_tolerance=3 pt) glues words of tightly justified
 # 10 pt lines together ("Sentencepositionisastrong"); a gap relative to the font size
 # (0.15 em) separates them in every font size.
 _PLUMBER = {"x_tolerance_ratio": 0.15}
+
+
+def _plumber_inside_crop(page) -> tuple[object, int]:  # type: ignore[no-untyped-def]
+    """The page with only the characters whose centre is inside its crop box, and how many
+    visible characters were outside (pdfplumber reads the whole content stream)."""
+    x0, top, x1, bottom = page.cropbox
+
+    def inside(obj: dict) -> bool:  # type: ignore[type-arg]
+        if obj.get("object_type") != "char":
+            return True
+        return x0 <= (obj["x0"] + obj["x1"]) / 2 <= x1 and top <= (obj["top"] + obj["bottom"]) / 2 <= bottom
+
+    outside = sum(1 for c in page.chars if not inside(c) and not c["text"].isspace())
+    if tuple(page.cropbox) != tuple(page.mediabox):
+        page = page.crop(page.cropbox, strict=False)  # the layout below works within page.bbox
+    return (page.filter(inside), outside) if outside else (page, 0)
 
 
 def _plumber_page_text(page) -> str:  # type: ignore[no-untyped-def]
@@ -192,17 +244,20 @@ def read_pdfplumber(path: Path) -> RawText:
             raise ExtractFailure("encrypted", name) from None
         raise _unreadable(exc, f"{name}: {inner}") from None
     pages: list[str] = []
+    dropped: Counter[str] = Counter()
     try:
         for i, page in enumerate(pdf.pages):
             try:
-                pages.append(_plumber_page_text(page))
+                visible, outside = _plumber_inside_crop(page)
+                dropped["outside_crop"] += outside
+                pages.append(_plumber_page_text(visible))
             except PdfminerException as exc:
                 raise _unreadable(exc, f"page {i + 1}: {exc}") from None
             finally:
                 page.close()
     finally:
         pdf.close()
-    return RawText(pages, "pdfplumber", pdfplumber_version())
+    return RawText(pages, "pdfplumber", pdfplumber_version(), +dropped)
 
 
 # --- Test hooks -----------------------------------------------------------------------

@@ -7,13 +7,13 @@ This is what a worker process runs; callers that want isolation use
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from review.extract.backends import (MIN_LETTERS_PER_PAGE, ExtractFailure, allocation_failure, backend_version,
                                      get_backend)
-from review.extract.normalize import NORMALIZER_VERSION, normalize_pages
+from review.extract.normalize import NORMALIZER_VERSION, normalize_document
 
 
 @dataclass
@@ -29,6 +29,9 @@ class Extraction:
     detail: str | None = None
     seconds: float = 0.0
     normalizer_version: str = NORMALIZER_VERSION
+    # What was left out of `text`, by kind: "outside_crop" (visible characters outside the
+    # page's crop box), "cid" ("(cid:NN)" placeholders), "latexit" (hidden LaTeXiT blobs).
+    dropped: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -36,6 +39,12 @@ class Extraction:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def dropped_note(self) -> str | None:
+        """The stored `detail` of an ok text: what was dropped, e.g. "dropped: cid 12, outside_crop 340"."""
+        items = [f"{k} {n}" for k, n in sorted(self.dropped.items()) if n]
+        return "dropped: " + ", ".join(items) if items else None
 
     @classmethod
     def failed(cls, backend: str, reason: str, detail: str, seconds: float = 0.0,
@@ -64,7 +73,8 @@ def extract_in_process(path: str | Path, backend: str = "pypdfium2") -> Extracti
         return Extraction.failed(backend, "missing", f"no such file: {path}")
     try:
         raw = read(path)
-        text = normalize_pages(raw.pages)
+        normalized = normalize_document(raw.pages)
+        text = normalized.text
     except ExtractFailure as exc:
         return Extraction.failed(backend, exc.reason, exc.detail, time.perf_counter() - start)
     except MemoryError:
@@ -77,10 +87,15 @@ def extract_in_process(path: str | Path, backend: str = "pypdfium2") -> Extracti
         return Extraction.failed(backend, reason, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
     seconds = time.perf_counter() - start
     n = len(raw.pages)
+    dropped = dict(raw.dropped + normalized.dropped)
     if n == 0 or letters(text) < MIN_LETTERS_PER_PAGE * n:
-        return Extraction(text=None, pages=n, extractor=raw.extractor, extractor_version=raw.extractor_version,
-                          outcome="failed", reason="no_text",
-                          detail=f"{letters(text)} letters on {n} pages: no text layer (scanned?)",
-                          seconds=seconds)
-    return Extraction(text=text, pages=n, extractor=raw.extractor, extractor_version=raw.extractor_version,
-                      outcome="ok", seconds=seconds)
+        failed = Extraction(text=None, pages=n, extractor=raw.extractor, extractor_version=raw.extractor_version,
+                            outcome="failed", reason="no_text", seconds=seconds, dropped=dropped)
+        # All (cid:NN) is a font without a Unicode map, not a scan: the note says which.
+        failed.detail = "; ".join(filter(None, [f"{letters(text)} letters on {n} pages: no text layer (scanned?)",
+                                                failed.dropped_note]))
+        return failed
+    result = Extraction(text=text, pages=n, extractor=raw.extractor, extractor_version=raw.extractor_version,
+                        outcome="ok", seconds=seconds, dropped=dropped)
+    result.detail = result.dropped_note
+    return result

@@ -2,8 +2,8 @@
 
 SQLite: an FTS5 virtual table `texts_fts` with external content (the text is stored
 once, in `texts`), kept in sync by three triggers. PostgreSQL: a GIN index on the
-expression `to_tsvector('english', coalesce(content, ''))`, which the search query
-repeats word for word so the planner uses it.
+expression PG_TSVECTOR, which the search query repeats word for word so the planner
+uses it.
 
 These objects are not ORM models (a virtual table and an expression index have no
 portable model), so Alembic's autogenerate comparison must skip them:
@@ -18,7 +18,13 @@ from typing import Any
 
 FTS_TABLE = "texts_fts"
 PG_INDEX = "ix_texts_content_fts"
-PG_TSVECTOR = "to_tsvector('english', coalesce(content, ''))"
+# PostgreSQL's parser keeps a URL, host, file name or e-mail address as one token, so
+# "pyrouge" in "github.com/bheinzerling/pyrouge" was not a word of the index; FTS5 splits
+# at every such character. Since migration 0018 the index reads those characters as spaces.
+_URL_CHARS = "/._:@=?&#~"
+PG_TSVECTOR_0002 = "to_tsvector('english', coalesce(content, ''))"
+PG_TSVECTOR = (f"to_tsvector('english', translate(coalesce(content, ''), '{_URL_CHARS}', "
+               f"'{' ' * len(_URL_CHARS)}'))")
 _SHADOW_SUFFIXES = ("", "_data", "_idx", "_content", "_docsize", "_config")
 SEARCH_OBJECT_NAMES = frozenset({FTS_TABLE + s for s in _SHADOW_SUFFIXES} | {PG_INDEX})
 
@@ -41,6 +47,11 @@ SQLITE_DOWN = [
     f"DROP TABLE IF EXISTS {FTS_TABLE}",
 ]
 PG_UP = [f"CREATE INDEX IF NOT EXISTS {PG_INDEX} ON texts USING gin ({PG_TSVECTOR})"]
+
+
+def pg_index(tsvector: str) -> list[str]:
+    """Statements that replace the PostgreSQL index by one on `tsvector` (migration 0018)."""
+    return [f"DROP INDEX IF EXISTS {PG_INDEX}", f"CREATE INDEX {PG_INDEX} ON texts USING gin ({tsvector})"]
 PG_DOWN = [f"DROP INDEX IF EXISTS {PG_INDEX}"]
 
 

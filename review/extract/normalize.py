@@ -3,7 +3,10 @@
 Steps, in order (bump NORMALIZER_VERSION when any of them changes; it is stored per text):
 
 1. Line ends become "\\n"; pages are joined with a form feed so hyphenation across a
-   page or column break is still seen.
+   page or column break is still seen. Text that is no text is dropped and counted
+   (`Normalized.dropped`): pdfminer's "(cid:NN)" placeholders for glyphs its font cannot
+   map to Unicode, and LaTeXiT's invisible "<latexit sha1_base64=...>...</latexit>"
+   base64 source of an equation.
 2. Detached accents are reattached. PDFs re-saved on macOS (and TeX's accent macros)
    draw the accent as its own spacing glyph: pdfminer gives "Krys´cin´ski" (accent after
    its letter), PDFium gives "Krysci ´ nski" (accent alone between spaces, belonging to
@@ -21,7 +24,11 @@ Steps, in order (bump NORMALIZER_VERSION when any of them changes; it is stored 
    everything else is joined ("evalu-" / "ation").
 5. A space left before a full stop, comma or semicolon by a superscript footnote mark
    ("stemming1 . Then") is removed, and a URL broken after "." or "/" at a line end
-   ("https://github. com/kedz") is rejoined when it continues in lower case.
+   ("https://github. com/kedz") is rejoined when it continues in lower case with a URL
+   part. A URL broken after "_" at a line end ("github.com/guyallard/markov_" /
+   "clustering") is rejoined with the next line whatever its case: a sentence never
+   ends with an underscore, while after "." or "/" the next line may start a sentence.
+   So is a scheme left at a line end ("https:" / "//github.com/...").
 6. Whitespace is collapsed: runs inside a page become one space; pages are separated by
    one newline. Control characters, stray U+FFFE, private-use code points (unmapped
    symbol glyphs) and accents left without a letter are dropped.
@@ -34,8 +41,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from dataclasses import dataclass, field
 
-NORMALIZER_VERSION = "1"
+NORMALIZER_VERSION = "2"
 
 # Spacing accent characters and the combining marks they stand for.
 _ACCENTS = {
@@ -61,9 +69,25 @@ _WORD = re.compile(r"\b[^\W\d_][^\W_]*(?:-[^\W_]+)*")
 _SPACE_BEFORE_PUNCT = re.compile(r" ([.,;])(?= |\n|$)")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\ufffe\uffff\ue000-\uf8ff\U000f0000-\U0010ffff]")
 _ORPHAN_ACCENT = re.compile(rf"[{_ACC}]")
+# pdfminer's stand-in for a glyph its font cannot map to Unicode (no ToUnicode map).
+_CID = re.compile(r"\(cid:\d+\)")
+# LaTeXiT keeps an equation's source in the PDF as invisible text: a base64 blob between
+# <latexit sha1_base64="..."> and </latexit>. A blob wrapped over lines is taken whole only
+# when its closing tag follows; a cut one ends at the first space, so no word is lost.
+_B64 = "[A-Za-z0-9+/=]"
+_LATEXIT = re.compile(rf"<latexit\b[^>]{{0,200}}>{_B64}*(?:(?:\s{_B64}+){{0,40}}?\s?</latexit>)?")
 # The continuation must itself look like a URL part (lower-case start, a "/" or "." inside),
 # so a page number after "https://github.com/x." stays apart.
 _URL_BREAK = re.compile(r"((?:https?://|www\.)\S*[./]) ([a-z][\w~%#?=&-]*[./][\w./~%#?=&-]*)")
+# A URL (scheme, "www." or a dotted host followed by "/") whose last character before a
+# line end is "_": an underscore never ends a sentence, so the next line continues it
+# ("github.com/guyallard/markov_" / "clustering"). Only a line end inside a page counts;
+# the continuation must start with a letter or digit.
+_UNDERSCORE_BREAK = re.compile(r"_[ \t]*\n[ \t\n]*(?=[^\W_])")
+_URL_START = re.compile(r"https?://|www\.|(?<![\w.-])[\w-]+(?:\.[\w-]+)+/")
+# A scheme left at a line end: "https:" / "//github.com/...".
+_SCHEME_BREAK = re.compile(r"(?<![\w-])(https?:)[ \t]*\n[ \t\n]*(?=//\w)")
+_SCHEME_AT_LINE_END = re.compile(r"https?:[ \t]*\n")  # starts with a literal: a fast first look
 
 
 def _compose(base: str, mark: str) -> str | None:
@@ -165,21 +189,66 @@ def dehyphenate(text: str) -> str:
     return text
 
 
-def normalize_pages(pages: list[str]) -> str:
-    """The normalized text of a document given the raw text of each page."""
+def join_underscore_urls(text: str) -> str:
+    """Rejoin URLs broken at a line end after "_" or the scheme's ":" (see step 5).
+
+    Line ends after "_" are found first and the word before each is checked for a URL
+    (a regex starting at the URL would be tried at every character of the text); a word
+    that starts where the last join ended continues that URL (broken twice).
+    """
+    if _SCHEME_AT_LINE_END.search(text):
+        text = _SCHEME_BREAK.sub(r"\1", text)
+    out, pos, joined_end = [], 0, -1
+    for m in _UNDERSCORE_BREAK.finditer(text):
+        word_start = max(text.rfind(c, 0, m.start()) for c in " \n\f\t") + 1
+        if word_start != joined_end and _URL_START.search(text, word_start, m.start()) is None:
+            continue
+        out.append(text[pos:m.start() + 1])  # up to and with the "_"
+        pos = joined_end = m.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+@dataclass
+class Normalized:
+    """A document's normalized text and what normalization dropped from it, by kind."""
+
+    text: str
+    dropped: Counter[str] = field(default_factory=Counter)
+
+
+def drop_placeholders(text: str) -> tuple[str, Counter[str]]:
+    """Remove "(cid:NN)" glyph placeholders and LaTeXiT's hidden source (see step 1)."""
+    dropped: Counter[str] = Counter()
+    if "(cid:" in text:
+        text, dropped["cid"] = _CID.subn("", text)
+    if "latexit" in text:
+        text, dropped["latexit"] = _LATEXIT.subn(" ", text)
+    return text, +dropped
+
+
+def normalize_document(pages: list[str]) -> Normalized:
+    """The normalized text of a document given the raw text of each page, with counts."""
     text = "\f".join(p.replace("\r\n", "\n").replace("\r", "\n") for p in pages)
+    text, dropped = drop_placeholders(text)
     text = reattach_accents(text)
     text = unicodedata.normalize("NFKC", text)
     text = text.replace("\u2010", "-").replace("\u2011", "-")
     text = dehyphenate(text)
     text = text.replace("\u00ad", "")
     text = _CONTROL.sub("", text)
+    text = join_underscore_urls(text)
     out_pages = []
     for page in text.split("\f"):
         page = " ".join(page.split())
         page = _SPACE_BEFORE_PUNCT.sub(r"\1", page)
         out_pages.append(_URL_BREAK.sub(r"\1\2", page))
-    return "\n".join(p for p in out_pages if p)
+    return Normalized("\n".join(p for p in out_pages if p), dropped)
+
+
+def normalize_pages(pages: list[str]) -> str:
+    """The normalized text of a document given the raw text of each page."""
+    return normalize_document(pages).text
 
 
 def normalize(text: str) -> str:

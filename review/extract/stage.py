@@ -40,6 +40,8 @@ from review.stage import pending_count
 STAGE = "extract"
 PDF_SOURCE = "pdf"  # this stage's texts; imported corpora are other sources beside them
 log = get_logger("extract")
+DROPPED_WORDS = {"cid": "(cid:NN) placeholders", "latexit": "latexit blobs",
+                 "outside_crop": "characters outside crop boxes"}
 
 
 @dataclass
@@ -51,6 +53,7 @@ class ExtractReport:
     backend: str = ""
     workers: int = 0
     held: Held = field(default_factory=Held)  # what other extract workers still hold
+    dropped: Counter[str] = field(default_factory=Counter)  # left out of the texts, by kind (Extraction.dropped)
 
     @property
     def ok(self) -> int:
@@ -65,13 +68,15 @@ class ExtractReport:
         reasons = ", ".join(f"{k} {n}" for k, n in sorted(self.outcomes.items()) if k != "ok")
         rate = f", {self.pages / self.seconds:.1f} pages/s" if self.seconds > 0 else ""
         held = f"; {self.held.note()}" if self.held.note() else ""
+        dropped = ", ".join(f"{n} {DROPPED_WORDS.get(k, k)}" for k, n in sorted(self.dropped.items()) if n)
         return (f"extract: {self.ok} ok, {self.failed} failed{f' ({reasons})' if reasons else ''}; "
-                f"{self.pages} pages with {self.backend} on {self.workers} workers{rate}{held}")
+                f"{self.pages} pages with {self.backend} on {self.workers} workers{rate}"
+                f"{f'; dropped {dropped}' if dropped else ''}{held}")
 
     def as_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "failed": self.failed, "outcomes": dict(self.outcomes), "pages": self.pages,
                 "seconds": round(self.seconds, 3), "queued": self.queued, "backend": self.backend,
-                "workers": self.workers, "held": self.held.as_dict()}
+                "workers": self.workers, "held": self.held.as_dict(), "dropped": dict(self.dropped)}
 
 
 def default_workers(configured: int) -> int:
@@ -188,10 +193,13 @@ def run_extract(db: Database, settings: Any, *, run: RunRecorder | None = None, 
                     continue
                 report.outcomes[outcome or "failed"] += 1
                 report.pages += result.pages or 0
+                report.dropped.update(result.dropped)
                 report.seconds = time.perf_counter() - started
                 if run is not None:
                     run.count(outcome or "failed")
                     run.count("pages", result.pages or 0)
+                    for kind, n in result.dropped.items():
+                        run.count(f"dropped_{kind}", n)
                     if sum(report.outcomes.values()) % 50 == 0:
                         run.checkpoint()
                 bar.advance()
