@@ -1,7 +1,7 @@
 """search: PostgreSQL's full-text index also holds the words inside URLs and file names
 
 Revision ID: 0018
-Revises: 0015
+Revises: 0017
 Create Date: 2026-12-02
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from review.extract import fts
 
 revision = '0018'
-down_revision = '0015'
+down_revision = '0017'
 branch_labels = None
 depends_on = None
 
