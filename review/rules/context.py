@@ -99,14 +99,9 @@ class Judge:
         if best is None:
             where = "its sentence" + (f" or within {policy.window} characters" if policy.window else "")
             return Verdict(reason=f"no {policy.anchor} mention in {where}")
-        (outside, gap), _ = best
-        # a rival beats the mention only from nearer: fewer characters away, in the sentence if the mention is
-        near_lo, near_hi = start - gap, end + gap
-        ranges = [(max(sentence[0], near_lo), min(sentence[1], near_hi))] if not outside else \
-            [(min(sentence[0], near_lo), max(sentence[1], near_hi))]
+        # a rival beats the mention only from nearer; searched once per sentence (hits of a sentence share it)
         for other in policy.closer:
-            found = [s for r_lo, r_hi in ranges for s in self.spans(other, r_lo - MARGIN, r_hi)]
-            rival = _closest(found, start, end, sentence, lo, hi)
+            rival = _closest(self.spans(other, lo - MARGIN, hi), start, end, sentence, lo, hi)
             if rival is not None and rival[0] < best[0]:
                 return Verdict(reason=f"{other} ({self._quote(rival[1])}) is named closer than "
                                       f"{policy.anchor} ({self._quote(best[1])})")
