@@ -99,9 +99,11 @@ class Judge:
         if best is None:
             where = "its sentence" + (f" or within {policy.window} characters" if policy.window else "")
             return Verdict(reason=f"no {policy.anchor} mention in {where}")
-        # a rival beats the mention only from nearer; searched once per sentence (hits of a sentence share it)
+        # a rival beats the mention only from nearer: from the sentence when the mention is in it;
+        # searched once per sentence (the hits of one sentence share the search)
+        r_lo, r_hi = (lo, hi) if best[0][0] else sentence
         for other in policy.closer:
-            rival = _closest(self.spans(other, lo - MARGIN, hi), start, end, sentence, lo, hi)
+            rival = _closest(self.spans(other, r_lo - MARGIN, r_hi), start, end, sentence, lo, hi)
             if rival is not None and rival[0] < best[0]:
                 return Verdict(reason=f"{other} ({self._quote(rival[1])}) is named closer than "
                                       f"{policy.anchor} ({self._quote(best[1])})")
