@@ -170,10 +170,12 @@ def test_cli_label_json_diff_list_and_bad_rules(cli, tmp_path: Path) -> None:  #
     assert code == 0, err
     data = json.loads(out)
     changed = {c["ident"]: c["changes"] for c in data["diff"]["changed"]}
-    assert changed == {"p-pyrouge": {"packages": {"old": ["PT/pyrouge", "unknown pyrouge"], "new": ["PT/pyrouge"]}}}
+    assert changed == {"p-pyrouge": {"packages": {"old": ["PT/pyrouge", "unknown pyrouge"], "new": ["PT/pyrouge"]}},
+                       # params-whole: the string without Table 5's leading space
+                       "p-r1": {"params": {"old": [" -c 95 -r 1000 -n 2 -m"], "new": ["-c 95 -r 1000 -n 2 -m"]}}}
     code, out, err = cli("label", "--rules", str(pattern("rouge-precise.toml")), "--diff", "--against",
                          first["sha256"][:10])
-    assert code == 0 and "p-pyrouge" in out and "1 papers changed" in err
+    assert code == 0 and "p-pyrouge" in out and "2 papers changed" in err
     code, out, _ = cli("label", "--list", "--json")
     sets = json.loads(out)["rule_sets"]
     assert [(r["name"], r["papers"]) for r in sets] == [("rouge", 5), ("rouge-precise", 5)]

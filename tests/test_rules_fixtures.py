@@ -67,7 +67,7 @@ def test_precise_file_drops_the_known_false_positives() -> None:
     # "ROUGE 2.0 (Ganesan, 2018)" is cited in related work, outside the bibliography: no option removes it
     assert "KG/rouge2" in labels(fixture_text("acl2020-mao"), precise).packages
     anto = labels(fixture_text("newsum2019-antognini"), precise)
-    assert anto.packages == ("ROUGE-1.5.5",) and anto.params == (" -n 2 -m -u -c 95 -x -r 1000 -f A -p 0.5 -t 0",)
+    assert anto.packages == ("ROUGE-1.5.5",) and anto.params == ("-n 2 -m -u -c 95 -x -r 1000 -f A -p 0.5 -t 0",)  # whole, no leading space (params-whole)
 
 
 def test_check_command_on_a_real_pdf_and_on_a_truncated_one(cli) -> None:  # type: ignore[no-untyped-def]

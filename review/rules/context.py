@@ -99,9 +99,9 @@ class Judge:
         if best is None:
             where = "its sentence" + (f" or within {policy.window} characters" if policy.window else "")
             return Verdict(reason=f"no {policy.anchor} mention in {where}")
-        (outside, gap), _ = best
-        # a rival beats the mention only from nearer: in the sentence and fewer characters away
-        r_lo, r_hi = (lo, hi) if outside else (max(sentence[0], start - gap), min(sentence[1], end + gap))
+        # a rival beats the mention only from nearer: from the sentence when the mention is in it;
+        # searched once per sentence (the hits of one sentence share the search)
+        r_lo, r_hi = (lo, hi) if best[0][0] else sentence
         for other in policy.closer:
             rival = _closest(self.spans(other, r_lo - MARGIN, r_hi), start, end, sentence, lo, hi)
             if rival is not None and rival[0] < best[0]:
