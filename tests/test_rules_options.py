@@ -72,8 +72,8 @@ def test_precise_file_is_all_options_together() -> None:
     together = rules("rouge.toml", *(o for o in precise.options if o in base.available_options))
     text = BODY + "https://github.com/pltrdy/pyrouge -2 and -L F1 higher ROUGE-scores"
     # the precise file's own options attach measures and protocol terms (P2, P3), capture parameter strings
-    # whole (P1) and add a computed-flag input; the rest is the base's options
-    own = {"p2-attached", "p3-attached", "params-whole", "table-headers-measured"}
+    # whole (P1), also far from ROUGE when they are the script's own options, and add a computed-flag input; the rest is the base's options
+    own = {"p2-attached", "p3-attached", "params-whole", "params-distinctive", "table-headers-measured"}
     assert set(precise.options) - set(base.available_options) == own
     a, b = labels(text, precise), labels(text, together)
     assert {k: v for k, v in vars(a).items() if k not in ("variants", "protocol", "params", "flags")} == \

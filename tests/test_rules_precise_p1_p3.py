@@ -37,6 +37,23 @@ def test_precise_parameter_strings_are_whole(sentence: str, expected: str) -> No
     assert precise(sentence).params == (expected,)
 
 
+FAR = " Training takes two days on one GPU and the learning rate decays linearly." * 12  # > 300 characters
+
+
+def test_a_footnote_of_rouge_options_far_from_rouge_counts_once() -> None:
+    """A footnote lands pages from the sentence naming ROUGE; two of the script's own option
+    pairs (-c 95, -r 1000, -w 1.2, -l 100, -n 2) say whose options they are."""
+    text = "We evaluate with ROUGE-1 and ROUGE-2." + FAR + " 4with options -n 2 -m -w 1.2 -c 95 -r 1000 -l 100\n"
+    assert precise(text).params == ("-n 2 -m -w 1.2 -c 95 -r 1000 -l 100",)
+    near = "ROUGE scores are computed with options -n 2 -m -w 1.2 -c 95 -r 1000 -l 100 throughout."
+    assert precise(near).params == ("-n 2 -m -w 1.2 -c 95 -r 1000 -l 100",)  # both rules, one string
+
+
+@pytest.mark.parametrize("far", ["run the tool with -n 2 -m to list files", "use -x 3 -y 4 -z for the parser"])
+def test_flags_far_from_rouge_without_two_rouge_pairs_do_not_count(far: str) -> None:
+    assert precise("We evaluate with ROUGE-1 and ROUGE-2." + FAR + " " + far + ".").params == ()
+
+
 def test_precise_prose_with_dashes_is_no_parameter_string() -> None:
     assert precise("ROUGE-2 and -L F1 improve; the -2 and -1 variants of ROUGE are discussed.").params == ()
 
