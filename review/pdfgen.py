@@ -540,6 +540,12 @@ def write_hidden_text_pdf(path: str | Path, case: HiddenTextCase) -> None:
         _pdf_stream(glyph),
         _pdf_stream(glyph),
     ]
+    write_raw_pdf(path, objects)
+
+
+def write_raw_pdf(path: str | Path, objects: list[bytes]) -> None:
+    """Objects 1..n (object 1 the catalog) with their cross-reference table: for test PDFs
+    ReportLab will not write (hidden text, bombs)."""
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = []
     for n, body in enumerate(objects, 1):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from review.db.models import Document, Paper
 from review.db.session import Database
+from review.pdfgen import write_raw_pdf
 
 PDFS = Path(__file__).resolve().parent / "data" / "pdfs"
 
@@ -80,14 +81,5 @@ def write_flate_bomb(path: Path, mib: int) -> int:
                b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
                b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
                b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + b"\nendstream"]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, obj in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % i + obj + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    path.write_bytes(bytes(out))
+    write_raw_pdf(path, objects)
     return len(data)

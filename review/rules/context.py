@@ -19,6 +19,7 @@ import bisect
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from review.rules.engine import merged_windows
 from review.rules.model import Attachment, RuleSet
 
 Span = tuple[int, int]
@@ -69,7 +70,7 @@ class Judge:
         key = policy.name
         if key not in self._spans:
             out: list[Span] = []
-            for lo, hi in _merged(self._hits.get(policy.name, ()), policy.sentence_chars, len(self.text)):
+            for lo, hi in merged_windows(sorted(self._hits.get(policy.name, ())), policy.sentence_chars, len(self.text)):
                 out.extend(s for s in self._find(f"sentence:{key}", lo, min(len(self.text), hi + MARGIN))
                            if s[0] < hi)
             self._spans[key] = out
@@ -126,17 +127,6 @@ class Judge:
     def _quote(self, span: Span) -> str:
         snippet = " ".join(self.text[span[0]:span[1]].split())
         return repr(snippet[:40])
-
-
-def _merged(spans: Iterable[Span], reach: int, length: int) -> list[Span]:
-    out: list[Span] = []
-    for s, e in sorted(spans):
-        lo, hi = max(0, s - reach), min(length, e + reach)
-        if out and lo <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], hi))
-        else:
-            out.append((lo, hi))
-    return out
 
 
 def _first_within(spans: Sequence[Span], lo: int, hi: int) -> Span | None:
