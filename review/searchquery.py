@@ -179,7 +179,7 @@ class _Parser:
 
     def near(self) -> Near:
         if self.take() != ("punct", "("):
-            raise SearchQueryError("NEAR needs its terms in parentheses: NEAR(rouge_score pyrouge, 5)")
+            raise SearchQueryError("NEAR needs its terms in parentheses: NEAR(word1 word2, 5)")
         terms: list[Term] = []
         distance = NEAR_DEFAULT
         while (tok := self.take()) != ("punct", ")"):
@@ -193,7 +193,7 @@ class _Parser:
                 raise SearchQueryError(f"NEAR(...) takes words or quoted phrases, not {tok[1]!r}")
             terms.append(_term(tok[1]))
         if len(terms) < 2:
-            raise SearchQueryError("NEAR needs two or more terms: NEAR(rouge_score pyrouge, 5)")
+            raise SearchQueryError("NEAR needs two or more terms: NEAR(word1 word2, 5)")
         return Near(tuple(terms), distance)
 
 

@@ -72,9 +72,13 @@ def test_precise_file_is_all_options_together() -> None:
     together = rules("rouge.toml", *(o for o in precise.options if o in base.available_options))
     text = BODY + "https://github.com/pltrdy/pyrouge -2 and -L F1 higher ROUGE-scores"
     # the precise file's own options attach measures and protocol terms (P2, P3), capture parameter strings
-    # whole (P1), also far from ROUGE when they are the script's own options, and add a computed-flag input; the rest is the base's options
-    own = {"p2-attached", "p3-attached", "params-whole", "params-distinctive", "table-headers-measured"}
+    # whole (P1), also far from ROUGE when they are the script's own options, add a computed-flag input, and make
+    # package and code-link labels precise; the rest is the base's options
+    own = {"p2-attached", "p3-attached", "params-whole", "params-distinctive", "table-headers-measured",
+           "versions-not-numbers", "rouge-script-names", "pypi-package-names", "github-rouge-repository", "own-code-urls"}
     assert set(precise.options) - set(base.available_options) == own
     a, b = labels(text, precise), labels(text, together)
-    assert {k: v for k, v in vars(a).items() if k not in ("variants", "protocol", "params", "flags")} == \
-        {k: v for k, v in vars(b).items() if k not in ("variants", "protocol", "params", "flags")}
+    own_fields = ("variants", "protocol", "params", "flags", "code_urls")
+    assert {k: v for k, v in vars(a).items() if k not in own_fields} == \
+        {k: v for k, v in vars(b).items() if k not in own_fields}
+    assert a.code_urls == () and b.code_urls == ("https://github.com/pltrdy/pyrouge",)  # a package, not own code
