@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     except ReviewError as exc:
         if debug:
             raise
-        err_console.print(redact(f"error: {exc}"), markup=False)
+        err_console().print(redact(f"error: {exc}"), markup=False)
         if exc.hint:
-            err_console.print(redact(f"hint: {exc.hint}"), markup=False)
+            err_console().print(redact(f"hint: {exc.hint}"), markup=False)
         sys.exit(exc.exit_code)

@@ -72,7 +72,7 @@ def papers(
     summary(f"{gold}: {s.items} papers ({s.computing} compute the metric){skipped}, {len(s.disagreements)} "
             f"disagreements ({ruleset.name} {ruleset.sha256[:12]})")
     for line in failures:
-        err_console.print(f"below threshold: {line}", markup=False)
+        err_console().print(f"below threshold: {line}", markup=False)
     if failures:
         raise typer.Exit(THRESHOLDS_NOT_MET)
 
@@ -122,7 +122,7 @@ def human(
             f"{sum(result.left_out.values())} left out, {len(s.disagreements)} disagreements "
             f"({result.rule_set} {result.rules_sha256[:12]})")
     for line in failures:
-        err_console.print(f"below threshold: {line}", markup=False)
+        err_console().print(f"below threshold: {line}", markup=False)
     if failures:
         raise typer.Exit(THRESHOLDS_NOT_MET)
 

@@ -58,7 +58,7 @@ def code(
             f"({c2.unknown} unknown); {len(result.disagreements)} disagreements")
     failures = check_thresholds(result.metrics(), thresholds)
     for line in failures:
-        err_console.print(f"below threshold: {line}", markup=False)
+        err_console().print(f"below threshold: {line}", markup=False)
     if failures:
         raise typer.Exit(THRESHOLDS_NOT_MET)
 
@@ -91,7 +91,7 @@ def _print(result: Any) -> None:
                 [(d.repo, d.question, _v(d.expected), _v(d.proposed), _evidence(d.evidence))
                  for d in result.disagreements])  # print_table shows repository text as text
     for r in result.failed:
-        err_console.print(f"scan failed: {r.repo}: {r.failed}", markup=False)
+        err_console().print(f"scan failed: {r.repo}: {r.failed}", markup=False)
 
 
 def _f(value: float | None) -> str:

@@ -20,8 +20,17 @@ from rich.text import Text
 
 from review.redact import redact
 
-console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def console() -> Console:
+    """A console for stdout, made per use: a module-level one would freeze the width (and
+    `COLUMNS`) of whenever the module was first imported."""
+    return Console(highlight=False, soft_wrap=True)
+
+
+def err_console() -> Console:
+    """The same for stderr."""
+    return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def _default(value: Any) -> Any:
@@ -45,9 +54,9 @@ def print_table(title: str | None, columns: Sequence[str], rows: Iterable[Sequen
         table.add_column(Text(col), overflow="fold")
     for row in rows:
         table.add_row(*(Text("" if v is None else redact(str(v))) for v in row))
-    console.print(table)
+    console().print(table)
 
 
 def summary(text: str) -> None:
     """The one-line summary every command ends with (stderr, so --json stays clean)."""
-    err_console.print(redact(text), markup=False)
+    err_console().print(redact(text), markup=False)

@@ -52,6 +52,6 @@ def search(
         print_json({"query": query, "hits": [h.as_dict() for h in hits]})
     else:
         for h in hits:
-            console.print(Text(f"{h.ident} ({h.year or 'n.d.'}) {h.title}", style="bold"))
-            console.print(Text("  ").append(_highlight(h.snippet)))
+            console().print(Text(f"{h.ident} ({h.year or 'n.d.'}) {h.title}", style="bold"))
+            console().print(Text("  ").append(_highlight(h.snippet)))
     summary(f"search: {len(hits)} paper(s) match {query!r}")
