@@ -108,15 +108,25 @@ def test_a_memory_hog_hits_the_cap_and_the_worker_is_replaced():
 
 
 def test_pool_finishes_every_job_whatever_fails():
-    jobs = [("good1", PDFS / "rouge-paper.pdf", "pypdfium2"), ("hang", PDFS / "rouge-paper.pdf", "test:sleep"),
-            ("enc", PDFS / "encrypted.pdf", "pypdfium2"), ("hog", PDFS / "rouge-paper.pdf", "test:hog"),
-            ("good2", PDFS / "plain-paper.pdf", "pdfplumber"), ("good3", PDFS / "plain-paper.pdf", "pypdfium2")]
+    jobs = [("good1", PDFS / "rouge-paper.pdf", "pypdfium2"), ("enc", PDFS / "encrypted.pdf", "pypdfium2"),
+            ("hog", PDFS / "rouge-paper.pdf", "test:hog"), ("good2", PDFS / "plain-paper.pdf", "pdfplumber"),
+            ("good3", PDFS / "plain-paper.pdf", "pypdfium2")]
     # The limit must exceed what pdfplumber needs on a loaded machine (a 3 s limit timed a
-    # good PDF out at load 10 on 2 cores); only the hanging job should reach it.
+    # good PDF out at load 10 on 2 cores); no job here should come near it.
     with WorkerPool(2, timeout=20, memory_mb=512) as pool:
         results = dict(pool.imap(iter(jobs)))
     assert {k: r.reason or r.outcome for k, r in results.items()} == {
-        "good1": "ok", "hang": "timeout", "enc": "encrypted", "hog": "memory", "good2": "ok", "good3": "ok"}
+        "good1": "ok", "enc": "encrypted", "hog": "memory", "good2": "ok", "good3": "ok"}
+
+
+def test_a_hanging_job_is_killed_at_its_limit_and_the_pool_goes_on():
+    # One worker, so the job after the hang can only run on the worker that replaces the
+    # killed one. The limit is short (the hang reaches it by design); the job after it is
+    # PDFium on a one-page PDF, far below it even on a loaded machine.
+    jobs = [("hang", PDFS / "rouge-paper.pdf", "test:sleep"), ("after", PDFS / "plain-paper.pdf", "pypdfium2")]
+    with WorkerPool(1, timeout=3, memory_mb=512) as pool:
+        results = dict(pool.imap(iter(jobs)))
+    assert {k: r.reason or r.outcome for k, r in results.items()} == {"hang": "timeout", "after": "ok"}
 
 
 # --- normalization ---------------------------------------------------------------------------
