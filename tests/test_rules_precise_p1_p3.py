@@ -128,9 +128,17 @@ def test_precise_significance_of_ratings_or_correlations_is_not_rouges(sentence:
 @pytest.mark.parametrize("sentence", [
     "For Chinese, ROUGE is computed on the character level.",
     "Japanese ROUGE scores use MeCab to split the words first.",
+    "The metric is ROUGE F1 (Lin, 2004) calculated on the character level.",
+    "Each Chinese word gets a unique id, and we report the ROUGE scores based on these word ids.",
 ])
 def test_precise_tokenization_for_rouge_without_the_word(sentence: str) -> None:
     assert precise(sentence).protocol == ("tokenization",)
+
+
+def test_precise_a_model_working_at_the_word_level_is_no_rouge_tokenization() -> None:
+    text = ("Our extractor reaches 41.2 ROUGE-1 on CNN/DM. Earlier systems applied RL on the word-level, which "
+            "can game the metric.")
+    assert precise(text).protocol == ()
 
 
 def test_precise_stop_words_count_only_with_what_was_done_to_them() -> None:
