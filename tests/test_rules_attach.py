@@ -250,3 +250,11 @@ def test_precise_crowd_sourced_measures_in_a_table_are_not_rouge_measures() -> N
     lb = precise("We align sentences by ROUGE before training. Method P R F1 Greedy 48.4 48.7 48.5 Stable 52.8 "
                  "52.6 52.7 Table 3: Crowd sourced evaluation of content overlap.")
     assert "precision" not in lb.variants and "recall" not in lb.variants
+
+
+def test_precise_human_written_references_are_no_human_judgement() -> None:
+    """"human-written summaries" are what ROUGE compares against, not a human evaluation's rival measure."""
+    lb = precise("We report ROUGE on both sets; outputs are truncated to the length of the human-written summaries "
+                 "and we compute the F1 score.")
+    assert lb.variants == ("f-score",)
+    assert precise("ROUGE-1 is reported. Human judges gave an F1 of 0.71 to the fluency labels.").variants == ()
