@@ -222,3 +222,39 @@ def test_precise_keeps_the_papers_own_measures_and_decisions() -> None:
     lb = precise("We compute ROUGE-1, ROUGE-2 and ROUGE-L F1 scores with Porter stemming, and also report "
                  "ROUGE-2 recall.")
     assert lb.variants == ("f-score", "recall") and lb.protocol == ("stemming",)
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("Sentences are labelled greedily by the ROUGE-Lrecall of each candidate.", ("recall",)),
+    ("The reward is r = ROUGE-LF1 (y, y*) at the end of each episode.", ("f-score",)),
+    ("Our oracle maximizes ROUGE-1F (s, g) between sentence pairs.", ("f-score",)),
+    ("The extractor is scored by ROUGE-2P and the abstractor by ROUGE-LF.", ("f-score", "precision")),
+    ("We use the full-length ROUGE F11 and METEOR2 as our metrics.", ("f-score",)),
+])
+def test_precise_a_measure_glued_to_its_rouge_variant_counts(sentence: str, expected: tuple[str, ...]) -> None:
+    """The extraction glues a subscript measure ("ROUGE-LF") or a footnote marker ("F11") to ROUGE."""
+    assert precise(sentence).variants == expected
+
+
+def test_precise_a_glued_variant_is_not_read_as_a_measure_inside_a_word() -> None:
+    assert precise("ROUGE-1 and ROUGE-Lfamily scores are compared; ROUGE-2 F123 is a run id.").variants == ()
+
+
+def test_precise_the_recall_rouge_is_based_on_is_no_reported_measure() -> None:
+    lb = precise("ROUGE-L is used in this paper, which is based on the recall of the longest common subsequence "
+                 "and F-measure.")
+    assert lb.variants == ("f-score",)
+
+
+def test_precise_crowd_sourced_measures_in_a_table_are_not_rouge_measures() -> None:
+    lb = precise("We align sentences by ROUGE before training. Method P R F1 Greedy 48.4 48.7 48.5 Stable 52.8 "
+                 "52.6 52.7 Table 3: Crowd sourced evaluation of content overlap.")
+    assert "precision" not in lb.variants and "recall" not in lb.variants
+
+
+def test_precise_human_written_references_are_no_human_judgement() -> None:
+    """"human-written summaries" are what ROUGE compares against, not a human evaluation's rival measure."""
+    lb = precise("We report ROUGE on both sets; outputs are truncated to the length of the human-written summaries "
+                 "and we compute the F1 score.")
+    assert lb.variants == ("f-score",)
+    assert precise("ROUGE-1 is reported. Human judges gave an F1 of 0.71 to the fluency labels.").variants == ()

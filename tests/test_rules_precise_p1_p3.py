@@ -89,12 +89,56 @@ def test_precise_a_human_evaluations_significance_is_not_rouges() -> None:
     assert "bootstrapping" not in precise(text).protocol
 
 
+FILLER = " The model is trained for ten epochs with a learning rate of 0.001 on two GPUs." * 9  # ~750 characters
+
+
+@pytest.mark.parametrize("note", [
+    "Numbers in bold indicate statistical significance based on bootstrap resampling (p = 0.05).",
+    "Table 3: Comparison of the three systems with 95% confidence intervals.",
+    "To test whether our gains over the baselines are significant, we ran a Wilcoxon signed-rank test.",
+])
+def test_precise_a_named_test_counts_far_from_the_rouge_table_it_describes(note: str) -> None:
+    """A table note or caption floats away from the ROUGE header of its table (over 500
+    characters): a named test still counts when nothing else is named in its sentence."""
+    assert precise(note + FILLER + " Table 2 reports ROUGE-1, ROUGE-2 and ROUGE-L F1.").protocol == ("bootstrapping",)
+    assert precise("We report ROUGE-1, ROUGE-2 and ROUGE-L F1." + FILLER + " 5.1 Setup " + note).protocol == (
+        "bootstrapping",)
+
+
+@pytest.mark.parametrize("far", [
+    "Significance is tested with a paired t-test over the human ratings.",
+    "Five annotators rated each summary from 1 to 5. The mean score and confidence interval at 95% are shown.",
+    "The BLEU gains are significant under a paired bootstrap test.",
+    "Differences are significant (p < 0.05).",  # a bare p-value reaches no farther than before
+])
+def test_precise_a_far_test_of_something_else_does_not_count(far: str) -> None:
+    text = far + FILLER + " Table 2 reports ROUGE-1, ROUGE-2 and ROUGE-L F1."
+    assert "bootstrapping" not in precise(text).protocol
+
+
+@pytest.mark.parametrize("sentence", [
+    "Differences between systems are all significant, using a one-way ANOVA with posthoc Tukey HSD tests "
+    "(p < 0.01). ROUGE-1 and ROUGE-2 F1 are reported in Table 2.",
+    "Entries whose correlation with ROUGE-2 is significant (p < 0.05) are marked.",
+])
+def test_precise_significance_of_ratings_or_correlations_is_not_rouges(sentence: str) -> None:
+    assert "bootstrapping" not in precise(sentence).protocol
+
+
 @pytest.mark.parametrize("sentence", [
     "For Chinese, ROUGE is computed on the character level.",
     "Japanese ROUGE scores use MeCab to split the words first.",
+    "The metric is ROUGE F1 (Lin, 2004) calculated on the character level.",
+    "Each Chinese word gets a unique id, and we report the ROUGE scores based on these word ids.",
 ])
 def test_precise_tokenization_for_rouge_without_the_word(sentence: str) -> None:
     assert precise(sentence).protocol == ("tokenization",)
+
+
+def test_precise_a_model_working_at_the_word_level_is_no_rouge_tokenization() -> None:
+    text = ("Our extractor reaches 41.2 ROUGE-1 on CNN/DM. Earlier systems applied RL on the word-level, which "
+            "can game the metric.")
+    assert precise(text).protocol == ()
 
 
 def test_precise_stop_words_count_only_with_what_was_done_to_them() -> None:
