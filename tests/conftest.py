@@ -26,6 +26,12 @@ PG_ENV = "REVIEW_TEST_POSTGRES_URL"
 
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked slow run first: with parallel workers, a two-minute test collected late
+    would keep one worker busy long after the others ran out of work."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def shared_path(*parts: str) -> Path:
     """A path under ../shared/fixtures, or a clean skip on a fresh clone without it."""
     path = SHARED.joinpath("fixtures", *parts)
