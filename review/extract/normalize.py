@@ -41,6 +41,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 NORMALIZER_VERSION = "2"
@@ -154,7 +155,7 @@ def _breaks(text: str) -> list[tuple[int, int, str, str]]:
     """
     found = []
     last_end = 0
-    for m in _MARKER.finditer(text):
+    for m in _markers(text):
         start = m.start()
         if start < last_end:
             continue
@@ -167,6 +168,35 @@ def _breaks(text: str) -> list[tuple[int, int, str, str]]:
         found.append((i, right.end(), text[i:start], right.group()))
         last_end = right.end()
     return found
+
+
+def _markers(text: str) -> Iterator[re.Match[str]]:
+    """What `_MARKER.finditer(text)` yields, trying the regex only where a marker can start.
+
+    A marker starts at U+FFFE, a soft hyphen, or a "-" followed by spaces or tabs and a line
+    or page end; what a marker spans after its first character is white space, where none
+    can start, so the markers are exactly the matches at those places, in order. Finding
+    them with `str.find` is several times faster than the regex's scan, which stops at every
+    hyphen of the text.
+    """
+    starts = [i for mark in "\ufffe\u00ad" for i in _positions(text, mark)]
+    for end in (*_positions(text, "\n"), *_positions(text, "\f")):
+        i = end
+        while i > 0 and text[i - 1] in " \t":
+            i -= 1
+        if i > 0 and text[i - 1] == "-":
+            starts.append(i - 1)
+    for start in sorted(starts):
+        m = _MARKER.match(text, start)
+        if m is not None:
+            yield m
+
+
+def _positions(text: str, char: str) -> Iterator[int]:
+    i = text.find(char)
+    while i >= 0:
+        yield i
+        i = text.find(char, i + 1)
 
 
 def _vocabulary(text: str, breaks: list[tuple[int, int, str, str]]) -> Counter[str]:
