@@ -256,11 +256,7 @@ def attach(ruleset: RuleSet, text: str, hits: list[Hit], regions: Mapping[str, t
     from review.rules.context import Judge
 
     policies = {r.id: ruleset.attachments[r.attach] for r in ruleset.rules if r.attach}
-    todo: dict[str, list[tuple[int, int]]] = {}
-    for h in hits:
-        if h.rule_id in policies:
-            todo.setdefault(policies[h.rule_id].name, []).append((h.start, h.end))
-    judge = Judge(ruleset, text, regions, find, todo)
+    judge = Judge(ruleset, text, regions, find)
     kept: list[Hit] = []
     rejected: list[Rejected] = []
     for h in hits:
