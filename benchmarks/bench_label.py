@@ -27,11 +27,11 @@ exits non-zero on any difference, so a speed change that moves one span shows:
 
 Figures (CPU seconds of `Engine.scan` + `label_scan` over the default 10,000 papers, 489 of
 them about ROUGE; 2-core machine shared with other jobs, load average 3.7-5, runs of the
-two code versions and two rule files interleaved, 3 each, spread under 0.1 s):
+two code versions and two rule files interleaved, 3 each, spread under 0.1 s; medians):
 
     code                                   rouge.toml          rouge-precise.toml   ratio
     main at a2a44a1 (issue 23 merged)      2.27 s (4,410/s)    7.24 s (1,380/s)     3.2x
-    judge searches each stretch once,      2.13 s (4,690/s)    6.49 s (1,540/s)     3.0x
+    judge searches each stretch once,      2.14 s (4,670/s)    6.48 s (1,540/s)     3.0x
     rivals only nearer, region/near-rule
     windows trimmed (identical evidence)
 
