@@ -19,8 +19,8 @@ import bisect
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from review.rules.engine import merged_windows
 from review.rules.model import Attachment, RuleSet
+from review.rules.prefilter import max_width
 
 Span = tuple[int, int]
 
@@ -44,46 +44,100 @@ MARGIN = 64
 """Characters searched past a window's end, so a mention that starts inside it is found whole."""
 
 
+class Matches:
+    """The matches of one pattern in one text, searched stretch by stretch as they are asked
+    for, each stretch once.
+
+    The judge asks for overlapping stretches (a sentence and its window, for every hit in
+    it and around it); searching each anew cost more than every Table 5 rule, and the
+    anchor alternations are too slow to search whole papers. Here a stretch already
+    searched is answered by bisection, and only its parts not yet searched are searched,
+    continuing after the last match known before them, as a whole-text search would.
+    """
+
+    def __init__(self, find: Callable[[int, int], list[Span]], length: int, source: str = ""):
+        """`find(lo, hi)`: the pattern's matches in [lo, hi) (the caller guards time);
+        `source`: the pattern, whose longest match (when bounded) sets how far past a
+        stretch a search must read (`reach`) instead of `MARGIN`."""
+        self._find = find
+        self._length = length
+        self.reach = max_width(source) or MARGIN
+        self._spans: list[Span] = []  # sorted by start, non-overlapping
+        self._starts: list[int] = []
+        self._done: list[Span] = []  # disjoint sorted stretches whose match starts are all known
+
+    def within(self, lo: int, hi: int) -> list[Span]:
+        """Matches that start in [lo, hi)."""
+        lo, hi = max(0, lo), min(self._length, hi)
+        if lo >= hi:
+            return []
+        for gap_lo, gap_hi in self._gaps(lo, hi):
+            self._search(gap_lo, gap_hi)
+        return self._spans[bisect.bisect_left(self._starts, lo):bisect.bisect_left(self._starts, hi)]
+
+    def _gaps(self, lo: int, hi: int) -> list[Span]:
+        done = self._done
+        i = bisect.bisect_right(done, (lo, self._length + 1)) - 1  # the last stretch starting at or before lo
+        gaps: list[Span] = []
+        pos = lo
+        if i >= 0 and done[i][1] > pos:
+            pos = done[i][1]
+        i += 1
+        while pos < hi:
+            nxt = done[i][0] if i < len(done) else self._length
+            if nxt > pos:
+                gaps.append((pos, min(hi, nxt)))
+            if i >= len(done) or done[i][0] >= hi:
+                break
+            pos = max(pos, done[i][1])
+            i += 1
+        return gaps
+
+    def _search(self, lo: int, hi: int) -> None:
+        i = bisect.bisect_left(self._starts, lo)
+        begin = max(lo, self._spans[i - 1][1]) if i else lo  # not inside a match already known
+        found = [s for s in self._find(begin, min(self._length, hi + self.reach)) if s[0] < hi] if begin < hi else []
+        self._spans[i:i] = found
+        self._starts[i:i] = [s for s, _ in found]
+        j = bisect.bisect_left(self._done, (lo, hi))
+        self._done.insert(j, (lo, hi))
+        merged: list[Span] = []
+        for a, b in self._done[max(0, j - 1):j + 2]:
+            if merged and a <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+            else:
+                merged.append((a, b))
+        self._done[max(0, j - 1):j + 2] = merged
+
+
 class Judge:
     """Judges the hits of one text against the rule set's attachment policies.
 
-    Sentence ends are searched once per text and policy, only around the hits to judge (a
-    sentence is cut at `sentence_chars` on each side of its match); anchors only in the
-    stretch that can decide a hit: cue words in its sentence, the metric's mention in its
+    Every pattern is searched only where a hit's judgement needs it, and each stretch once
+    (`Matches`): sentence ends within `sentence_chars` of a hit (policies that share the
+    pattern share the search), cue words in its sentence, the metric's mention in its
     sentence or `window` beyond, rivals no farther than that mention. The anchor patterns
     are long alternations that would cost more over a whole paper than every Table 5 rule.
     """
 
-    def __init__(self, ruleset: RuleSet, text: str, regions: Mapping[str, Span | None], find: Finder,
-                 hits: Mapping[str, Sequence[Span]]):
-        """`hits`: the spans to be judged, by policy name."""
+    def __init__(self, ruleset: RuleSet, text: str, regions: Mapping[str, Span | None], find: Finder):
         self.ruleset = ruleset
         self.text = text
         self.regions = regions
         self._find = find
-        self._hits = hits
-        self._spans: dict[str, list[Span]] = {}
-        self._ends: dict[str, list[int]] = {}
+        self._matches: dict[str, Matches] = {}
 
-    def boundaries(self, policy: Attachment) -> list[Span]:
-        """The policy's sentence ends in the windows around its hits."""
-        key = policy.name
-        if key not in self._spans:
-            out: list[Span] = []
-            for lo, hi in merged_windows(sorted(self._hits.get(policy.name, ())), policy.sentence_chars, len(self.text)):
-                out.extend(s for s in self._find(f"sentence:{key}", lo, min(len(self.text), hi + MARGIN))
-                           if s[0] < hi)
-            self._spans[key] = out
-        return self._spans[key]
+    def _index(self, source: str, name: str) -> Matches:
+        """The matches of a pattern, searched through the finder's `name`."""
+        index = self._matches.get(source)
+        if index is None:
+            index = self._matches[source] = Matches(lambda lo, hi: self._find(name, lo, hi), len(self.text), source)
+        return index
 
-    def spans(self, anchor: str, lo: int, hi: int) -> list[Span]:
-        """Matches of an anchor that start in [lo, hi) (cached: hits of one sentence ask the same)."""
-        lo, hi = max(0, lo), min(len(self.text), hi)
-        key = f"{anchor}@{lo}:{hi}"
-        if key not in self._spans:
-            self._spans[key] = [s for s in self._find(f"anchor:{anchor}", lo, min(len(self.text), hi + MARGIN))
-                                if s[0] < hi] if lo < hi else []
-        return self._spans[key]
+    def spans(self, anchor: str, lo: int, hi: int, reaching: bool = False) -> list[Span]:
+        """Matches of an anchor that start in [lo, hi), or with `reaching` that may reach into it."""
+        index = self._index(self.ruleset.anchors[anchor].source, f"anchor:{anchor}")
+        return index.within(lo - index.reach if reaching else lo, hi)
 
     def judge(self, policy: Attachment, start: int, end: int) -> Verdict:
         for reg in policy.reject_regions:
@@ -100,11 +154,15 @@ class Judge:
         if best is None:
             where = "its sentence" + (f" or within {policy.window} characters" if policy.window else "")
             return Verdict(reason=f"no {policy.anchor} mention in {where}")
-        # a rival beats the mention only from nearer: from the sentence when the mention is in it;
-        # searched once per sentence (the hits of one sentence share the search)
-        r_lo, r_hi = (lo, hi) if best[0][0] else sentence
+        # a rival beats the mention only from nearer, so only the stretch nearer than the mention
+        # is searched: within its gap of the hit, in the sentence unless the mention is outside it
+        outside, gap = best[0]
+        if outside:
+            r_lo, r_hi = min(sentence[0], start - gap), max(sentence[1], end + gap)
+        else:
+            r_lo, r_hi = max(sentence[0], start - gap), min(sentence[1], end + gap)
         for other in policy.closer:
-            rival = _closest(self.spans(other, r_lo - MARGIN, r_hi), start, end, sentence, lo, hi)
+            rival = _closest(self.spans(other, r_lo, r_hi, reaching=True), start, end, sentence, lo, hi)
             if rival is not None and rival[0] < best[0]:
                 return Verdict(reason=f"{other} ({self._quote(rival[1])}) is named closer than "
                                       f"{policy.anchor} ({self._quote(best[1])})")
@@ -112,16 +170,15 @@ class Judge:
 
     def sentence(self, policy: Attachment, start: int, end: int) -> Span:
         """The sentence around [start, end): from the last boundary before it to the next after it."""
-        bounds = self.boundaries(policy)
-        ends = self._ends.get(policy.name)
-        if ends is None:
-            ends = self._ends[policy.name] = [e for _, e in bounds]
+        cap = policy.sentence_chars
+        index = self._index(policy.sentence_end.source, f"sentence:{policy.name}")
+        bounds = index.within(start - cap - index.reach, end + cap)
+        ends = [e for _, e in bounds]
         i = bisect.bisect_right(ends, start)  # boundaries ending at or before the hit: [0, i)
         lo = ends[i - 1] if i else 0
         while i < len(bounds) and bounds[i][0] < end:
             i += 1  # a boundary inside the hit (a period in "1.5.5") does not split it
         hi = bounds[i][0] if i < len(bounds) else len(self.text)
-        cap = policy.sentence_chars
         return max(lo, start - cap, 0), min(hi, end + cap, len(self.text))
 
     def _quote(self, span: Span) -> str:

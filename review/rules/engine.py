@@ -99,6 +99,7 @@ class Engine:
         self._regions_used = sorted({reg for r in ruleset.rules for reg in r.exclude_regions}
                                     | {reg for a in ruleset.attachments.values() for reg in a.reject_regions})
         self._plans = {(r.id, i): plan_for(p.source) for r in ruleset.rules for i, p in enumerate(r.patterns)}
+        self._region_plans = {n: plan_for(reg.start.source) for n, reg in ruleset.regions.items()}
         patterns = [ruleset.prelim, *ruleset.anchors.values(), *(p for r in ruleset.rules for p in r.patterns),
                     *(p for reg in ruleset.regions.values() for p in (reg.start, reg.end) if p is not None),
                     *(a.sentence_end for a in ruleset.attachments.values())]
@@ -121,8 +122,13 @@ class Engine:
         regions: dict[str, tuple[int, int] | None] = {}
         for name in self._regions_used:
             region = rs.regions[name]
+            start_finder = self._finder(region.start, self._budget(region.start))
+            plan = self._region_plans.get(name)
+            if plan is not None and aligned:  # only around its literals, and only windows reaching past the floor
+                start_finder = _in_windows(start_finder, windows(plan, folded, len(text)),
+                                           int(len(text) * region.min_fraction))
             try:
-                regions[name] = region_span(region, text, self._finder(region.start, self._budget(region.start)),
+                regions[name] = region_span(region, text, start_finder,
                                             self._finder(region.end, self._budget(region.end)) if region.end else None)
             except TimeoutError:
                 regions[name] = None
@@ -165,6 +171,10 @@ class Engine:
                     plan = self._plans[(rule.id, i)]
                     if plan is not None and aligned:
                         wins = windows(plan, folded, len(text))
+                        if plan.width <= MARGIN:  # a match near an anchor lies in its window: skip the others
+                            if anchor_windows is None:
+                                anchor_windows = merged_windows(spans, rule.window + MARGIN, len(text))
+                            wins = _touching(wins, anchor_windows)
                     else:
                         if anchor_windows is None:
                             anchor_windows = merged_windows(spans, rule.window + MARGIN, len(text))
@@ -232,6 +242,33 @@ class Engine:
         return finditer
 
 
+def _touching(wins: Sequence[tuple[int, int]], others: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The windows (kept whole, so their matches stay exact) that overlap one of `others`;
+    both lists sorted and disjoint."""
+    out: list[tuple[int, int]] = []
+    j = 0
+    for lo, hi in wins:
+        while j < len(others) and others[j][1] <= lo:
+            j += 1
+        if j == len(others):
+            break
+        if others[j][0] < hi:
+            out.append((lo, hi))
+    return out
+
+
+def _in_windows(finditer: Callable[..., Any], wins: Sequence[tuple[int, int]], floor: int) -> Callable[..., Any]:
+    """A finditer that searches only the (prefilter) windows that reach past `floor`: a
+    region start's matches before the floor do not count."""
+
+    def search(text: str) -> Iterable[Any]:
+        for lo, hi in wins:
+            if hi > floor:
+                yield from finditer(text, lo, hi)
+
+    return search
+
+
 def _hits(rule: Rule, matches: Iterable, regions: dict[str, tuple[int, int] | None]) -> Iterable[Hit]:
     for m in matches:
         start, end = m.span()
@@ -256,11 +293,7 @@ def attach(ruleset: RuleSet, text: str, hits: list[Hit], regions: Mapping[str, t
     from review.rules.context import Judge
 
     policies = {r.id: ruleset.attachments[r.attach] for r in ruleset.rules if r.attach}
-    todo: dict[str, list[tuple[int, int]]] = {}
-    for h in hits:
-        if h.rule_id in policies:
-            todo.setdefault(policies[h.rule_id].name, []).append((h.start, h.end))
-    judge = Judge(ruleset, text, regions, find, todo)
+    judge = Judge(ruleset, text, regions, find)
     kept: list[Hit] = []
     rejected: list[Rejected] = []
     for h in hits:

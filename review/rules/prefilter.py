@@ -25,6 +25,7 @@ cannot analyse (syntax only the `regex` module knows) simply gets no prefilter.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -64,6 +65,25 @@ def plan_for(source: str) -> Plan | None:
     if not best or min(map(len, best)) < MIN_LITERAL:
         return None
     return Plan(tuple(sorted(best)), hi + reach + 2)
+
+
+@functools.lru_cache(maxsize=None)
+def max_width(source: str) -> int | None:
+    """How far past its start a match can reach or look (its longest match plus the reach of
+    its lookarounds and boundaries), or None when unbounded or not analysable.
+
+    Searching [lo, hi + max_width) then finds every match that starts before hi exactly as
+    a search of the whole text would: no attempt there can see past the cut.
+    """
+    try:
+        tree = _sre.parse(source, re.IGNORECASE)
+        _, hi = tree.getwidth()
+    except Exception:  # syntax the standard parser does not know (regex-module extensions)
+        return None
+    if hi >= MAX_WIDTH or hi >= MAXREPEAT:
+        return None
+    reach = _assert_reach(list(tree))
+    return None if reach is None else hi + reach + 2
 
 
 def windows(plan: Plan, folded: str, length: int) -> list[tuple[int, int]]:
