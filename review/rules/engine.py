@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from review.rules.guard import Budget, needs_timer
 from review.rules.model import Kind, Pattern, Region, Rule, RuleSet
-from review.rules.prefilter import plan_for, windows
+from review.rules.prefilter import Literals, plan_for, windows
 
 DEFAULT_TIMEOUT = 1.0
 """CPU seconds per rule and paper when none is given (the default of `label.regex_timeout`)."""
@@ -100,6 +100,8 @@ class Engine:
                                     | {reg for a in ruleset.attachments.values() for reg in a.reject_regions})
         self._plans = {(r.id, i): plan_for(p.source) for r in ruleset.rules for i, p in enumerate(r.patterns)}
         self._region_plans = {n: plan_for(reg.start.source) for n, reg in ruleset.regions.items()}
+        self._literals = Literals(lit for plan in (*self._plans.values(), *self._region_plans.values())
+                                  if plan is not None for lit in plan.literals)
         patterns = [ruleset.prelim, *ruleset.anchors.values(), *(p for r in ruleset.rules for p in r.patterns),
                     *(p for reg in ruleset.regions.values() for p in (reg.start, reg.end) if p is not None),
                     *(a.sentence_end for a in ruleset.attachments.values())]
@@ -119,13 +121,14 @@ class Engine:
         hits: list[Hit] = []
         folded = text.casefold()
         aligned = len(folded) == len(text)  # literal positions are text positions
+        occurrences = self._literals.find(folded) if aligned else {}
         regions: dict[str, tuple[int, int] | None] = {}
         for name in self._regions_used:
             region = rs.regions[name]
             start_finder = self._finder(region.start, self._budget(region.start))
             plan = self._region_plans.get(name)
             if plan is not None and aligned:  # only around its literals, and only windows reaching past the floor
-                start_finder = _in_windows(start_finder, windows(plan, folded, len(text)),
+                start_finder = _in_windows(start_finder, windows(plan, folded, len(text), occurrences),
                                            int(len(text) * region.min_fraction))
             try:
                 regions[name] = region_span(region, text, start_finder,
@@ -141,7 +144,7 @@ class Engine:
                     plan = self._plans[(rule.id, i)]
                     finditer = self._finder(pat, budget)
                     if plan is not None and aligned:
-                        for lo, hi in windows(plan, folded, len(text)):
+                        for lo, hi in windows(plan, folded, len(text), occurrences):
                             for m in finditer(text, lo, hi):  # usually none: no generator per window
                                 found.extend(_hits(rule, (m,), regions))
                     else:
@@ -170,7 +173,7 @@ class Engine:
                 for i, pat in enumerate(rule.patterns):
                     plan = self._plans[(rule.id, i)]
                     if plan is not None and aligned:
-                        wins = windows(plan, folded, len(text))
+                        wins = windows(plan, folded, len(text), occurrences)
                         if plan.width <= MARGIN:  # a match near an anchor lies in its window: skip the others
                             if anchor_windows is None:
                                 anchor_windows = merged_windows(spans, rule.window + MARGIN, len(text))
