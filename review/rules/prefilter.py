@@ -115,6 +115,12 @@ class Literals:
             starts.append(end - len(lit) + 1)
         return found
 
+    def starts(self, folded: str, lo: int, hi: int) -> list[int]:
+        """The sorted distinct starts of the literals' occurrences that lie within [lo, hi)."""
+        if self._empty or lo >= hi:
+            return []
+        return sorted({end - len(lit) + 1 for end, lit in self._automaton.iter(folded, lo, hi)})
+
 
 def windows(plan: Plan, folded: str, length: int,
             found: Mapping[str, Sequence[int]] | None = None) -> list[tuple[int, int]]:
@@ -143,6 +149,51 @@ def windows(plan: Plan, folded: str, length: int,
         else:
             out.append((lo, hi))
     return out
+
+
+def leading_literals(source: str, shortest: int = 1) -> frozenset[str] | None:
+    """Literals (case-folded) one of which every match of the pattern begins with, after its
+    zero-width assertions; None when some match may begin otherwise, when a literal would be
+    shorter than `shortest`, or when the pattern can match the empty string.
+
+    A search may then try only the positions where one of them occurs (`candidates`)."""
+    try:
+        tree = _sre.parse(source, re.IGNORECASE)
+        if tree.getwidth()[0] == 0:
+            return None
+    except Exception:  # syntax the standard parser does not know (regex-module extensions)
+        return None
+    found = _leading(list(tree))
+    if not found or min(map(len, found)) < shortest:
+        return None
+    return found
+
+
+def _leading(seq: list[Any]) -> frozenset[str] | None:
+    run = ""
+    for op, av in seq:
+        name = str(op)
+        if name in ("AT", "ASSERT", "ASSERT_NOT") and not run:
+            continue  # zero-width: the match still begins at the next item
+        if name == "LITERAL" and av < 128 and chr(av).isprintable():
+            run += chr(av).casefold()
+            continue
+        if run:
+            return frozenset([run])
+        if name == "SUBPATTERN":
+            return _leading(list(av[-1]))
+        if name == "IN" and all(str(o) == "LITERAL" and c < 128 and chr(c).isprintable() for o, c in av):
+            return frozenset(chr(c).casefold() for _, c in av)  # [.!?]
+        if name == "BRANCH":
+            union: set[str] = set()
+            for branch in av[1]:
+                lits = _leading(list(branch))
+                if not lits:
+                    return None
+                union |= lits
+            return frozenset(union)
+        return None
+    return frozenset([run]) if run else None
 
 
 # ----------------------------------------------------------------------------- analysis
