@@ -191,8 +191,8 @@ class Engine:
                     finditer = self._finder(pat, budget)
                     for lo, hi in wins:
                         for m in finditer(text, lo, hi):
-                            found.extend(h for h in _hits(rule, (m,), regions)
-                                         if near(h.start, h.end, spans, ends, rule.window))
+                            if near(*m.span(), spans, ends, rule.window):  # most are not: no Hit for them
+                                found.extend(_hits(rule, (m,), regions))
             except TimeoutError:
                 timed_out.append(rule.id)
                 continue
@@ -214,21 +214,28 @@ class Engine:
         alternation at every position, at a few MB/s. A match tried at each candidate in
         order, from the end of the last match on, is what `finditer` over the stretch finds.
         """
-        budgets: dict[str, Budget | None] = {}
+        searches: dict[str, tuple[str, Callable[[int, int], list[tuple[int, int]]]]] = {}
 
-        def find(name: str, lo: int, hi: int) -> list[tuple[int, int]]:
+        def search_for(name: str) -> tuple[str, Callable[[int, int], list[tuple[int, int]]]]:
             kind, _, key = name.partition(":")
             pattern = self.ruleset.anchors[key] if kind == "anchor" else self.ruleset.attachments[key].sentence_end
             label = f"[anchors.{key}]" if kind == "anchor" else f"[attachments.{key}]"
+            budget = self._budget(pattern)
+            leads = self._leads.get(pattern.source) if folded is not None else None
+            if leads is not None:
+                return label, lambda lo, hi: self._tried_at(pattern, budget, text, leads.starts(folded, lo, hi), hi)
+            finditer = self._finder(pattern, budget)
+            return label, lambda lo, hi: [m.span() for m in finditer(text, lo, hi)]
+
+        def find(name: str, lo: int, hi: int) -> list[tuple[int, int]]:
+            entry = searches.get(name)
+            if entry is None:
+                entry = searches[name] = search_for(name)
+            label, search = entry
             if label in timed_out:
                 return []
-            if name not in budgets:
-                budgets[name] = self._budget(pattern)
             try:
-                leads = self._leads.get(pattern.source) if folded is not None else None
-                if leads is None:
-                    return [m.span() for m in self._finder(pattern, budgets[name])(text, lo, hi)]
-                return self._tried_at(pattern, budgets[name], text, leads.starts(folded, lo, hi), hi)  # type: ignore[arg-type]
+                return search(lo, hi)
             except TimeoutError:
                 timed_out.append(label)
                 return []

@@ -152,9 +152,10 @@ def windows(plan: Plan, folded: str, length: int,
 
 
 def leading_literals(source: str, shortest: int = 1) -> frozenset[str] | None:
-    """Literals (case-folded) one of which every match of the pattern begins with, after its
-    zero-width assertions; None when some match may begin otherwise, when a literal would be
-    shorter than `shortest`, or when the pattern can match the empty string.
+    """Literals (case-folded, none a prefix of another) one of which every match of the
+    pattern begins with, after its zero-width assertions; None when some match may begin
+    otherwise, when a literal would be shorter than `shortest`, or when the pattern can match
+    the empty string.
 
     A search may then try only the positions where one of them occurs (`candidates`)."""
     try:
@@ -166,7 +167,8 @@ def leading_literals(source: str, shortest: int = 1) -> frozenset[str] | None:
     found = _leading(list(tree))
     if not found or min(map(len, found)) < shortest:
         return None
-    return found
+    # a match that begins with "stemming" begins with "stem": the shorter one suffices
+    return frozenset(lit for lit in found if not any(lit != o and lit.startswith(o) for o in found))
 
 
 def _leading(seq: list[Any]) -> frozenset[str] | None:
