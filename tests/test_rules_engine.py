@@ -7,7 +7,7 @@ import random
 import pytest
 
 from review.rules import Engine, NaiveEngine, label_scan
-from review.rules.prefilter import plan_for, windows
+from review.rules.prefilter import Literals, leading_literals, plan_for, windows
 from tests.rules_support import rules
 
 
@@ -31,6 +31,48 @@ def test_plans_find_required_literals(source: str, literals: tuple[str, ...]) ->
 ])
 def test_patterns_without_a_safe_plan_are_scanned_whole(source: str) -> None:
     assert plan_for(source) is None
+
+
+@pytest.mark.parametrize("source,literals", [
+    (r"\b(?:bleu|meteor|human(?! written)|f1@\d|distinct-?\d)\b", {"bleu", "meteor", "human", "f1@", "distinct"}),
+    (r"(?<!\bh)rouge|\b(?-i:R-?[12])\b", {"r"}),  # "rouge" begins with "r"
+    (r"[.!?](?<=[a-z][.!?])\s+", {".", "!", "?"}),
+    (r"\b(?!rouge)(?-i:[A-Z][a-z]+)[- ]F1\b", None),  # may begin with any capital
+    (r"(?:bleu)?meteor|x?", None),  # may match the empty string
+])
+def test_leading_literals_begin_every_match(source: str, literals: set[str] | None) -> None:
+    assert leading_literals(source) == (None if literals is None else frozenset(literals))
+
+
+def test_literals_found_in_one_pass_overlap_and_stay_in_the_stretch() -> None:
+    found = Literals(["stem", "stemming", "system"]).find("systems stemming")
+    assert found == {"stem": [2, 8], "system": [0], "stemming": [8]}
+    assert Literals(["stem", "stemming"]).starts("stemming stem", 1, 13) == [9]
+
+
+def test_judge_searches_at_leading_literals_equal_finditer() -> None:
+    """The anchors tried only where their leading literals begin find what `finditer` finds,
+    in any stretch, whatever the case, the neighbours and the overlaps."""
+    ruleset = rules("rouge-precise.toml")
+    rng = random.Random(11)
+    pieces = ["BLEU", "bleu", "Sacre", "sacreBLEU", "self-bleu", "human", "Human-written", "HUMAN evaluation",
+              "acc", "accuracy", "ter", "after", "nli", "NER", "entity", "entities", "f1@5", "distinct-2", "Ä",
+              "\u212aappa", "ſpan", "crowd-workers", "crowdsourced", "training data", "data sets", "BPE",
+              "word pieces", "-", ".", " ", " ", "\n", "x" * 30, "İ"]
+    engine = Engine(ruleset)
+    names = [n for n, a in ruleset.anchors.items() if leading_literals(a.source, 3)]
+    assert {"other-metric", "training-data", "human-study"} <= set(names)
+    for i in range(40):
+        some = pieces if i % 4 == 0 else pieces[:-1]  # "İ" folds to two characters: then no candidates
+        text = "".join(rng.choice(some) + rng.choice(["", " "]) for _ in range(300))
+        folded = text.casefold()
+        find = engine._context_finder(text, folded if len(folded) == len(text) else None, [])
+        for name in names:
+            compiled = ruleset.anchors[name].compiled
+            for _ in range(10):
+                lo = rng.randrange(len(text))
+                hi = min(len(text), lo + rng.randrange(1, 600))
+                assert find(f"anchor:{name}", lo, hi) == [m.span() for m in compiled.finditer(text, lo, hi)]
 
 
 def test_windows_merge_and_clip() -> None:

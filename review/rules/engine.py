@@ -33,10 +33,13 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from review.rules.guard import Budget, needs_timer
 from review.rules.model import Kind, Pattern, Region, Rule, RuleSet
-from review.rules.prefilter import plan_for, windows
+from review.rules.prefilter import Literals, leading_literals, plan_for, windows
 
 DEFAULT_TIMEOUT = 1.0
 """CPU seconds per rule and paper when none is given (the default of `label.regex_timeout`)."""
+
+LEADING_LITERAL = 3
+"""Shortest leading literal for which the judge's searches try only the literals' positions."""
 
 MARGIN = 256
 """Extra characters scanned on both sides of an anchor window, so a match that starts
@@ -100,9 +103,14 @@ class Engine:
                                     | {reg for a in ruleset.attachments.values() for reg in a.reject_regions})
         self._plans = {(r.id, i): plan_for(p.source) for r in ruleset.rules for i, p in enumerate(r.patterns)}
         self._region_plans = {n: plan_for(reg.start.source) for n, reg in ruleset.regions.items()}
+        self._literals = Literals(lit for plan in (*self._plans.values(), *self._region_plans.values())
+                                  if plan is not None for lit in plan.literals)
         patterns = [ruleset.prelim, *ruleset.anchors.values(), *(p for r in ruleset.rules for p in r.patterns),
                     *(p for reg in ruleset.regions.values() for p in (reg.start, reg.end) if p is not None),
                     *(a.sentence_end for a in ruleset.attachments.values())]
+        context = [*ruleset.anchors.values(), *(a.sentence_end for a in ruleset.attachments.values())]
+        self._leads = {p.source: Literals(lits) for p in context
+                       if (lits := leading_literals(p.source, LEADING_LITERAL)) is not None}
         self._timed = {p.source for p in patterns if needs_timer(p.source)} if timeout else set()
         self._timed_rules = {r.id for r in ruleset.rules if any(p.source in self._timed for p in r.patterns)}
 
@@ -119,13 +127,14 @@ class Engine:
         hits: list[Hit] = []
         folded = text.casefold()
         aligned = len(folded) == len(text)  # literal positions are text positions
+        occurrences = self._literals.find(folded) if aligned else {}
         regions: dict[str, tuple[int, int] | None] = {}
         for name in self._regions_used:
             region = rs.regions[name]
             start_finder = self._finder(region.start, self._budget(region.start))
             plan = self._region_plans.get(name)
             if plan is not None and aligned:  # only around its literals, and only windows reaching past the floor
-                start_finder = _in_windows(start_finder, windows(plan, folded, len(text)),
+                start_finder = _in_windows(start_finder, windows(plan, folded, len(text), occurrences),
                                            int(len(text) * region.min_fraction))
             try:
                 regions[name] = region_span(region, text, start_finder,
@@ -141,7 +150,7 @@ class Engine:
                     plan = self._plans[(rule.id, i)]
                     finditer = self._finder(pat, budget)
                     if plan is not None and aligned:
-                        for lo, hi in windows(plan, folded, len(text)):
+                        for lo, hi in windows(plan, folded, len(text), occurrences):
                             for m in finditer(text, lo, hi):  # usually none: no generator per window
                                 found.extend(_hits(rule, (m,), regions))
                     else:
@@ -170,7 +179,7 @@ class Engine:
                 for i, pat in enumerate(rule.patterns):
                     plan = self._plans[(rule.id, i)]
                     if plan is not None and aligned:
-                        wins = windows(plan, folded, len(text))
+                        wins = windows(plan, folded, len(text), occurrences)
                         if plan.width <= MARGIN:  # a match near an anchor lies in its window: skip the others
                             if anchor_windows is None:
                                 anchor_windows = merged_windows(spans, rule.window + MARGIN, len(text))
@@ -182,40 +191,71 @@ class Engine:
                     finditer = self._finder(pat, budget)
                     for lo, hi in wins:
                         for m in finditer(text, lo, hi):
-                            found.extend(h for h in _hits(rule, (m,), regions)
-                                         if near(h.start, h.end, spans, ends, rule.window))
+                            if near(*m.span(), spans, ends, rule.window):  # most are not: no Hit for them
+                                found.extend(_hits(rule, (m,), regions))
             except TimeoutError:
                 timed_out.append(rule.id)
                 continue
             hits.extend(found)
         hits.sort(key=lambda h: (h.start, h.end, h.rule_id))
-        hits, rejected = attach(rs, text, hits, regions, self._context_finder(text, timed_out))
+        hits, rejected = attach(rs, text, hits, regions, self._context_finder(text, folded if aligned else None, timed_out))
         return Scan(prelim=prelim, hits=hits, timed_out=timed_out, rejected=rejected)
 
-    def _context_finder(self, text: str, timed_out: list[str]) -> Callable[[str, int, int], list[tuple[int, int]]]:
+    def _context_finder(self, text: str, folded: str | None,
+                        timed_out: list[str]) -> Callable[[str, int, int], list[tuple[int, int]]]:
         """Spans of an anchor ("anchor:NAME") or a policy's sentence ends ("sentence:NAME") in [lo, hi), guarded.
 
         The stretches asked for are short (a sentence and its window), so no literal
         prefilter: computing an alternation's literal windows over the whole text cost more
         than searching the stretches (measured on the gold papers and bench_label's corpus).
+        But a pattern whose every match begins with one of a few literals (an alternation
+        of metric names) is tried only where one of them begins (`folded`, the case-folded
+        text, when its positions are the text's): the `regex` module tries such an
+        alternation at every position, at a few MB/s. A match tried at each candidate in
+        order, from the end of the last match on, is what `finditer` over the stretch finds.
         """
-        budgets: dict[str, Budget | None] = {}
+        searches: dict[str, tuple[str, Callable[[int, int], list[tuple[int, int]]]]] = {}
 
-        def find(name: str, lo: int, hi: int) -> list[tuple[int, int]]:
+        def search_for(name: str) -> tuple[str, Callable[[int, int], list[tuple[int, int]]]]:
             kind, _, key = name.partition(":")
             pattern = self.ruleset.anchors[key] if kind == "anchor" else self.ruleset.attachments[key].sentence_end
             label = f"[anchors.{key}]" if kind == "anchor" else f"[attachments.{key}]"
+            budget = self._budget(pattern)
+            leads = self._leads.get(pattern.source) if folded is not None else None
+            if leads is not None:
+                return label, lambda lo, hi: self._tried_at(pattern, budget, text, leads.starts(folded, lo, hi), hi)
+            finditer = self._finder(pattern, budget)
+            return label, lambda lo, hi: [m.span() for m in finditer(text, lo, hi)]
+
+        def find(name: str, lo: int, hi: int) -> list[tuple[int, int]]:
+            entry = searches.get(name)
+            if entry is None:
+                entry = searches[name] = search_for(name)
+            label, search = entry
             if label in timed_out:
                 return []
-            if name not in budgets:
-                budgets[name] = self._budget(pattern)
             try:
-                return [m.span() for m in self._finder(pattern, budgets[name])(text, lo, hi)]
+                return search(lo, hi)
             except TimeoutError:
                 timed_out.append(label)
                 return []
 
         return find
+
+    def _tried_at(self, pattern: Pattern, budget: Budget | None, text: str, starts: Sequence[int],
+                  hi: int) -> list[tuple[int, int]]:
+        """The matches `finditer(text, lo, hi)` finds, when every match starts at one of `starts`."""
+        compiled, timed = pattern.compiled, budget is not None and pattern.source in self._timed
+        spans: list[tuple[int, int]] = []
+        pos = 0
+        for s in starts:
+            if s < pos:
+                continue  # inside the last match
+            m = compiled.match(text, s, hi, timeout=budget.left()) if timed else compiled.match(text, s, hi)  # type: ignore[union-attr]
+            if m is not None:
+                spans.append(m.span())
+                pos = m.end()
+        return spans
 
     def _search(self, pattern: Pattern, text: str) -> Any:
         if pattern.source in self._timed:

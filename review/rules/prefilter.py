@@ -5,8 +5,7 @@ when it starts with `\\b` or an alternation (`\\b(?:stems?|stemming|porter)\\b` 
 few tens of MB/s). Almost every Table 5 pattern contains a literal that every match must
 contain ("stem"/"porter", "github", "pyrouge") and has a bounded width. Then every match
 lies within `width` characters of an occurrence of that literal, and scanning merged
-windows around the occurrences (found with `str.find`, at memory speed) yields exactly
-the matches a scan of the whole text yields:
+windows around the occurrences yields exactly the matches a scan of the whole text yields:
 
 - a match contains an occurrence q of a required literal and is at most `width` long, so
   it lies inside q's window, and windows are merged, so no whole-text match straddles a
@@ -21,6 +20,10 @@ compared case-folded (`str.casefold`), which maps every character that the
 case-insensitive regex can match to an ASCII letter onto that letter (K -> k, ſ -> s).
 A text whose case-folded form has another length is scanned whole. A pattern this module
 cannot analyse (syntax only the `regex` module knows) simply gets no prefilter.
+
+The occurrences of all the rule set's literals are found in one pass over the text
+(`Literals`, an Aho-Corasick automaton): a `str.find` pass per literal read a ROUGE paper
+about a hundred times and cost more than the patterns' own scans.
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable, Mapping, Sequence
+
+import ahocorasick
 
 try:  # the standard library's regex parser (Python 3.11+: re._parser; older: sre_parse)
     import re._parser as _sre  # type: ignore[import-not-found]
@@ -86,10 +91,47 @@ def max_width(source: str) -> int | None:
     return None if reach is None else hi + reach + 2
 
 
-def windows(plan: Plan, folded: str, length: int) -> list[tuple[int, int]]:
-    """Merged [lo, hi) windows around every occurrence of the plan's literals."""
+class Literals:
+    """Finds the occurrences of many literals in one pass; built once per rule set, and
+    safe to share between threads (each `find` walks the automaton with its own iterator)."""
+
+    def __init__(self, literals: Iterable[str]):
+        self._automaton = ahocorasick.Automaton()
+        for lit in set(literals):
+            self._automaton.add_word(lit, lit)
+        self._empty = not len(self._automaton)
+        if not self._empty:
+            self._automaton.make_automaton()
+
+    def find(self, folded: str) -> dict[str, list[int]]:
+        """The start of every occurrence (overlapping ones too) of each literal, in order."""
+        found: dict[str, list[int]] = {}
+        if self._empty:
+            return found
+        for end, lit in self._automaton.iter(folded):
+            starts = found.get(lit)
+            if starts is None:
+                starts = found[lit] = []
+            starts.append(end - len(lit) + 1)
+        return found
+
+    def starts(self, folded: str, lo: int, hi: int) -> list[int]:
+        """The sorted distinct starts of the literals' occurrences that lie within [lo, hi)."""
+        if self._empty or lo >= hi:
+            return []
+        return sorted({end - len(lit) + 1 for end, lit in self._automaton.iter(folded, lo, hi)})
+
+
+def windows(plan: Plan, folded: str, length: int,
+            found: Mapping[str, Sequence[int]] | None = None) -> list[tuple[int, int]]:
+    """Merged [lo, hi) windows around every occurrence of the plan's literals; `found`:
+    their occurrences from `Literals.find` (else they are searched here)."""
     points: list[tuple[int, int]] = []
     for lit in plan.literals:
+        if found is not None:
+            n = len(lit)
+            points.extend((i, i + n) for i in found.get(lit, ()))
+            continue
         i = folded.find(lit)
         while i >= 0:
             points.append((i, i + len(lit)))
@@ -107,6 +149,53 @@ def windows(plan: Plan, folded: str, length: int) -> list[tuple[int, int]]:
         else:
             out.append((lo, hi))
     return out
+
+
+def leading_literals(source: str, shortest: int = 1) -> frozenset[str] | None:
+    """Literals (case-folded, none a prefix of another) one of which every match of the
+    pattern begins with, after its zero-width assertions; None when some match may begin
+    otherwise, when a literal would be shorter than `shortest`, or when the pattern can match
+    the empty string.
+
+    A search may then try only the positions where one of them occurs (`candidates`)."""
+    try:
+        tree = _sre.parse(source, re.IGNORECASE)
+        if tree.getwidth()[0] == 0:
+            return None
+    except Exception:  # syntax the standard parser does not know (regex-module extensions)
+        return None
+    found = _leading(list(tree))
+    if not found or min(map(len, found)) < shortest:
+        return None
+    # a match that begins with "stemming" begins with "stem": the shorter one suffices
+    return frozenset(lit for lit in found if not any(lit != o and lit.startswith(o) for o in found))
+
+
+def _leading(seq: list[Any]) -> frozenset[str] | None:
+    run = ""
+    for op, av in seq:
+        name = str(op)
+        if name in ("AT", "ASSERT", "ASSERT_NOT") and not run:
+            continue  # zero-width: the match still begins at the next item
+        if name == "LITERAL" and av < 128 and chr(av).isprintable():
+            run += chr(av).casefold()
+            continue
+        if run:
+            return frozenset([run])
+        if name == "SUBPATTERN":
+            return _leading(list(av[-1]))
+        if name == "IN" and all(str(o) == "LITERAL" and c < 128 and chr(c).isprintable() for o, c in av):
+            return frozenset(chr(c).casefold() for _, c in av)  # [.!?]
+        if name == "BRANCH":
+            union: set[str] = set()
+            for branch in av[1]:
+                lits = _leading(list(branch))
+                if not lits:
+                    return None
+                union |= lits
+            return frozenset(union)
+        return None
+    return frozenset([run]) if run else None
 
 
 # ----------------------------------------------------------------------------- analysis
