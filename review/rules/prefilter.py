@@ -56,20 +56,13 @@ class Plan:
 
 def plan_for(source: str) -> Plan | None:
     """A prefilter plan for a pattern, or None when it cannot be proven safe."""
-    try:
-        tree = _sre.parse(source, re.IGNORECASE)
-        lo, hi = tree.getwidth()
-    except Exception:  # syntax the standard parser does not know (regex-module extensions)
+    width = max_width(source)
+    if width is None:
         return None
-    if hi >= MAX_WIDTH or hi >= MAXREPEAT:
-        return None
-    reach = _assert_reach(list(tree))
-    if reach is None:
-        return None
-    best = _best(list(tree))
+    best = _best(list(_parse(source)))
     if not best or min(map(len, best)) < MIN_LITERAL:
         return None
-    return Plan(tuple(sorted(best)), hi + reach + 2)
+    return Plan(tuple(sorted(best)), width)
 
 
 @functools.lru_cache(maxsize=None)
@@ -81,7 +74,7 @@ def max_width(source: str) -> int | None:
     a search of the whole text would: no attempt there can see past the cut.
     """
     try:
-        tree = _sre.parse(source, re.IGNORECASE)
+        tree = _parse(source)
         _, hi = tree.getwidth()
     except Exception:  # syntax the standard parser does not know (regex-module extensions)
         return None
@@ -89,6 +82,11 @@ def max_width(source: str) -> int | None:
         return None
     reach = _assert_reach(list(tree))
     return None if reach is None else hi + reach + 2
+
+
+@functools.lru_cache(maxsize=None)
+def _parse(source: str):  # type: ignore[no-untyped-def]
+    return _sre.parse(source, re.IGNORECASE)
 
 
 class Literals:
