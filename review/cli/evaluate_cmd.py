@@ -11,9 +11,9 @@ import typer
 from review.cli import context
 from review.cli.app import app
 from review.cli.options import JsonOpt
-from review.cli.output import err_console, print_json, summary
-
-THRESHOLDS_NOT_MET = 1
+from review.cli.output import print_json, summary
+from review.cli.thresholds import as_json as thresholds_json
+from review.cli.thresholds import exit_below, parse_minimums
 
 evaluate_app = typer.Typer(help="Measure automated labels against human labels (gold files).", no_args_is_help=True)
 app.add_typer(evaluate_app, name="evaluate")
@@ -48,10 +48,7 @@ def papers(
     from review.evaluate.score import check_thresholds, parse_threshold
     from review.rules.stage import resolve_rules
 
-    try:
-        thresholds = [parse_threshold(s) for s in minimum or ()]
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--min") from None
+    thresholds = parse_minimums(minimum, parse_threshold)
     app_ctx = context.get(ctx)
     settings = app_ctx.settings
     ruleset = resolve_rules(settings, rules, option or ())
@@ -63,18 +60,14 @@ def papers(
     result = evaluate(gold_file, texts, ruleset)
     failures = check_thresholds(result.metrics(), thresholds)
     if json_:
-        print_json({**result.as_dict(), "thresholds": {"checked": [f"{t.metric}={t.minimum:g}" for t in thresholds],
-                                                       "failed": failures}})
+        print_json({**result.as_dict(), "thresholds": thresholds_json(thresholds, failures)})
     else:
         _print(result)
     s = result.scores
     skipped = f", {len(gold_file.code_lines)} code entries left out" if gold_file.code_lines else ""
     summary(f"{gold}: {s.items} papers ({s.computing} compute the metric){skipped}, {len(s.disagreements)} "
             f"disagreements ({ruleset.name} {ruleset.sha256[:12]})")
-    for line in failures:
-        err_console().print(f"below threshold: {line}", markup=False)
-    if failures:
-        raise typer.Exit(THRESHOLDS_NOT_MET)
+    exit_below(failures)
 
 
 @evaluate_app.command("human")
@@ -103,28 +96,21 @@ def human(
     """
     from review.evaluate.score import check_thresholds, parse_threshold
 
-    try:
-        thresholds = [parse_threshold(s) for s in minimum or ()]
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--min") from None
+    thresholds = parse_minimums(minimum, parse_threshold)
     if rule_set and rules:
         raise typer.BadParameter("give --rules or --rule-set, not both", param_hint="--rule-set")
     app_ctx = context.get(ctx)
     result = _evaluate_human(app_ctx, rules, option or (), rule_set)
     failures = check_thresholds(result.metrics(), thresholds)
     if json_:
-        print_json({**result.as_dict(), "thresholds": {"checked": [f"{t.metric}={t.minimum:g}" for t in thresholds],
-                                                       "failed": failures}})
+        print_json({**result.as_dict(), "thresholds": thresholds_json(thresholds, failures)})
     else:
         _print_human(result)
     s = result.scores
     summary(f"human answers: {s.items} papers scored ({s.computing} compute the metric), "
             f"{sum(result.left_out.values())} left out, {len(s.disagreements)} disagreements "
             f"({result.rule_set} {result.rules_sha256[:12]})")
-    for line in failures:
-        err_console().print(f"below threshold: {line}", markup=False)
-    if failures:
-        raise typer.Exit(THRESHOLDS_NOT_MET)
+    exit_below(failures)
 
 
 def _evaluate_human(app_ctx: context.AppContext, rules: Path | None, options: Any, ref: str | None) -> Any:

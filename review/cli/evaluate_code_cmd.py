@@ -11,8 +11,7 @@ from review.cli import context
 from review.cli.evaluate_cmd import evaluate_app
 from review.cli.options import JsonOpt
 from review.cli.output import err_console, print_json, print_table, summary
-
-THRESHOLDS_NOT_MET = 1
+from review.cli.thresholds import exit_below, parse_minimums
 
 
 @evaluate_app.command("code")
@@ -43,10 +42,7 @@ def code(
     """
     from review.evaluate.code import check_thresholds, parse_threshold, run
 
-    try:
-        thresholds = [parse_threshold(s) for s in minimum or ()]
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--min") from None
+    thresholds = parse_minimums(minimum, parse_threshold)
     result = run(context.get(ctx).settings, gold, root)
     if json_:
         print_json(result.as_dict())
@@ -57,10 +53,7 @@ def code(
             f"packages_used exact {used.exact}/{used.items}; C2 agreement {c2.agreed}/{c2.items} "
             f"({c2.unknown} unknown); {len(result.disagreements)} disagreements")
     failures = check_thresholds(result.metrics(), thresholds)
-    for line in failures:
-        err_console().print(f"below threshold: {line}", markup=False)
-    if failures:
-        raise typer.Exit(THRESHOLDS_NOT_MET)
+    exit_below(failures)
 
 
 def _print(result: Any) -> None:

@@ -25,6 +25,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from review.errors import ReviewError
+from review.evaluate.thresholds import Threshold, Vocabulary
+from review.evaluate.thresholds import check_thresholds as _check_thresholds
+from review.evaluate.thresholds import parse_threshold as _parse_threshold
 from review.evaluate.code_gold import SET_QUESTIONS, CodeGoldError, CodeGoldFile, GoldRepo
 
 MANIFEST = ".gold-commits.json"
@@ -413,45 +416,17 @@ def _ratio(a: int, b: int) -> float | None:
 
 # ------------------------------------------------------------------ thresholds
 
-@dataclass(frozen=True)
-class Threshold:
-    metric: str
-    minimum: float
+THRESHOLDS = Vocabulary((*SET_QUESTIONS, "eval_reproducible"), MEASURES, "packages_used.exact=0.9",
+                        "packages_used.exact, packages_present.f1, eval_reproducible.agreement")
 
 
 def parse_threshold(spec: str) -> Threshold:
-    """`packages_used.exact=0.9` (also `>=`); a label may sit in the middle:
-    `packages_present.BZ/pyrouge.recall=0.8`. ValueError naming what is wrong."""
-    name, sep, value = spec.replace(">=", "=").partition("=")
-    name = name.strip()
-    if not sep or not name:
-        raise ValueError(f"{spec!r} is not NAME=VALUE (e.g. packages_used.exact=0.9)")
-    try:
-        minimum = float(value)
-    except ValueError:
-        raise ValueError(f"{spec!r}: {value.strip()!r} is not a number") from None
-    if not 0.0 <= minimum <= 1.0:
-        raise ValueError(f"{spec!r}: a minimum lies between 0 and 1")
-    question, _, rest = name.partition(".")
-    measure = rest.rpartition(".")[2]
-    if question not in (*SET_QUESTIONS, "eval_reproducible") or measure not in MEASURES:
-        raise ValueError(f"{spec!r}: a score is QUESTION[.LABEL].MEASURE with QUESTION one of packages_used, "
-                         f"packages_present, eval_reproducible and MEASURE one of {', '.join(MEASURES)}")
-    return Threshold(name, minimum)
+    """A code score's `--min`, e.g. `packages_present.BZ/pyrouge.recall=0.8`."""
+    return _parse_threshold(spec, THRESHOLDS)
 
 
 def check_thresholds(metrics: Mapping[str, float | None], thresholds: Iterable[Threshold]) -> list[str]:
-    """One line per threshold not met; an undefined score (nothing to score) meets none."""
-    failures = []
-    for t in thresholds:
-        if t.metric not in metrics:
-            failures.append(f"{t.metric}: no such score on this gold set (e.g. packages_used.exact, "
-                            "packages_present.f1, eval_reproducible.agreement)")
-        elif metrics[t.metric] is None:
-            failures.append(f"{t.metric} is undefined (nothing to score) < {t.minimum:g}")
-        elif metrics[t.metric] < t.minimum:  # type: ignore[operator]
-            failures.append(f"{t.metric} = {metrics[t.metric]:.3f} < {t.minimum:g}")
-    return failures
+    return _check_thresholds(metrics, thresholds, THRESHOLDS)
 
 
 # ------------------------------------------------------------------ wiring to the settings

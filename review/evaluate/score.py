@@ -20,6 +20,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from review.evaluate.thresholds import Threshold, Vocabulary
+from review.evaluate.thresholds import check_thresholds as _check_thresholds
+from review.evaluate.thresholds import parse_threshold as _parse_threshold
+
 SET_QUESTIONS = ("P1", "P2", "P3", "P4", "code_urls")
 LABELLED = ("P2", "P3", "P4")  # questions whose answers are labels from a vocabulary (scored per label)
 KIND_QUESTION = {"flag": "P0", "params": "P1", "variant": "P2", "protocol": "P3", "package": "P4", "code_url": "code_urls"}
@@ -278,46 +282,17 @@ def rule_precision(items: Iterable[tuple[Mapping[str, Any], Sequence[Mapping[str
 
 # ------------------------------------------------------------------ thresholds
 
-@dataclass(frozen=True)
-class Threshold:
-    metric: str
-    minimum: float
+THRESHOLDS = Vocabulary(("P0", *SET_QUESTIONS), MEASURES, "P0.precision=0.97",
+                        "P0.precision, P2.exact, P3.bootstrapping.precision")
 
 
 def parse_threshold(spec: str) -> Threshold:
-    """`P0.precision=0.97` (also `>=`); ValueError naming what is wrong."""
-    name, sep, value = spec.replace(">=", "=").partition("=")
-    if not sep or not name.strip():
-        raise ValueError(f"{spec!r} is not NAME=VALUE (e.g. P0.precision=0.97)")
-    try:
-        minimum = float(value)
-    except ValueError:
-        raise ValueError(f"{spec!r}: {value!r} is not a number") from None
-    if not 0.0 <= minimum <= 1.0:
-        raise ValueError(f"{spec!r}: a minimum lies between 0 and 1")
-    name = name.strip()
-    question, _, rest = name.partition(".")
-    measure = rest.rpartition(".")[2]
-    if question not in ("P0", *SET_QUESTIONS) or measure not in MEASURES:
-        raise ValueError(f"{spec!r}: a score is QUESTION[.LABEL].MEASURE with QUESTION one of P0, "
-                         f"{', '.join(SET_QUESTIONS)} and MEASURE one of {', '.join(MEASURES)}")
-    return Threshold(name, minimum)
+    """A papers score's `--min`, e.g. `P0.precision=0.97`."""
+    return _parse_threshold(spec, THRESHOLDS)
 
 
 def check_thresholds(metrics: Mapping[str, float | None], thresholds: Iterable[Threshold]) -> list[str]:
-    """One line per threshold not met; an undefined score (no items) does not meet any."""
-    failures = []
-    for t in thresholds:
-        if t.metric not in metrics:
-            failures.append(f"{t.metric}: no such score on this gold set (e.g. P0.precision, P2.exact, "
-                            "P3.bootstrapping.precision)")
-            continue
-        value = metrics[t.metric]
-        if value is None:
-            failures.append(f"{t.metric} is undefined (nothing to score) < {t.minimum:g}")
-        elif value < t.minimum:
-            failures.append(f"{t.metric} = {value:.3f} < {t.minimum:g}")
-    return failures
+    return _check_thresholds(metrics, thresholds, THRESHOLDS)
 
 
 def _ratio(a: int, b: int) -> float | None:
