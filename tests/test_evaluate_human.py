@@ -19,15 +19,11 @@ from review.rules.stage import latest_rule_set, run_label
 from review.runs import record_run
 from review.settings import Settings
 from tests.labelstudio_support import choices, text
+from tests.test_label import TEXTS as LABEL_TEXTS
 from tests.test_label import add_papers
 
 TEXTS = {
-    "p-r1": "We report ROUGE-1 scores from ROUGE-1.5.5 with -c 95 -r 1000 -n 2 -m, and Porter stemming. "
-            "Code: https://github.com/us/ours.",
-    "p-r2": "We report ROUGE-L computed with nlg-eval (Maluuba). Recall and precision are given.",
-    "p-none": "We report ROUGE-2 F1 scores. Nothing else is said about the evaluation.",
-    "p-pyrouge": "ROUGE scores via pltrdy/pyrouge.",
-    "p-other": "A BLEU paper. sacrebleu nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.0.0 BLEU 27.3",
+    **LABEL_TEXTS,  # test_label's papers, plus one the rules wrongly call a ROUGE paper
     "p-neg": "Prior work evaluated with ROUGE (Lin, 2004) was criticised; we run a human study instead.",
 }
 # What patterns/rouge/rouge.toml labels (checked in test_labels_are_what_the_scores_assume):
