@@ -9,6 +9,7 @@ Ctrl-C handler, so a Ctrl-C test would pass or fail by how the suite was started
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -61,6 +62,28 @@ def wait_gone(pids: list[int], timeout: float) -> list[int]:
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.05)
+
+
+def children_die_with(parent: subprocess.Popen, what: str, *, start_timeout: float = 30,
+                      gone_timeout: float = 10) -> None:
+    """Wait for `parent`'s child processes, SIGKILL the parent, and assert every child ends.
+
+    Whatever the outcome, nothing is left running: a failed check kills the leftovers.
+    """
+    helpers: list[int] = []
+    try:
+        deadline = time.monotonic() + start_timeout
+        while not (helpers := children(parent.pid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert helpers, f"{what} never started"
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(10)
+        assert wait_gone(helpers, gone_timeout) == [], f"{what} outlived its killed parent"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        for pid in wait_gone(helpers, 0):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _stat(pid: int) -> tuple[str, int] | None:

@@ -21,7 +21,7 @@ from review.codebases.github import run_github
 from review.codebases.runner import run_scan
 from review.db.models import Codebase, CodeFinding, Run, WorkItem
 from review.settings import Settings
-from tests.procs import children, clean_env, start_review, wait_gone
+from tests.procs import children, children_die_with, clean_env, start_review, wait_gone
 
 N = 10
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds helper processes in /proc")
@@ -157,13 +157,6 @@ def test_a_clone_in_progress_dies_with_a_killed_scan(tmp_path):
               "git_clone(sys.argv[1], Path(sys.argv[2]), timeout=600, max_bytes=10**9)")
     proc = subprocess.Popen([sys.executable, "-c", script, url, str(tmp_path / "dest")])
     try:
-        deadline = time.monotonic() + 60
-        while not (gits := children(proc.pid)) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert gits, "git clone never started"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-        assert wait_gone(gits, 30) == [], "git clone outlived the killed scan"
+        children_die_with(proc, "git clone", start_timeout=60, gone_timeout=30)
     finally:
-        proc.kill()
         silent.close()

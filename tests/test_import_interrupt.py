@@ -97,24 +97,11 @@ pdfmeta.read_meta(sys.argv[1], timeout=600)
 
 
 def _kill_parent_and_check_children(script: str, *args: str) -> None:
-    from tests.procs import children, wait_gone
+    from tests.procs import children_die_with
 
     parent = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE, text=True)
-    helpers: list[int] = []
-    try:
-        parent.stdout.readline()
-        deadline = time.monotonic() + 30
-        while not (helpers := children(parent.pid)) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert helpers, "the helper processes never started"
-        parent.send_signal(signal.SIGKILL)
-        parent.wait(10)
-        assert wait_gone(helpers, 10) == [], "a helper process outlived the killed import"
-    finally:
-        if parent.poll() is None:
-            parent.kill()
-        for pid in wait_gone(helpers, 0):  # a failed check leaves no orphan behind
-            os.kill(pid, signal.SIGKILL)
+    parent.stdout.readline()  # the parent is ready
+    children_die_with(parent, "a helper process of the import")
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; parent-death signal")
