@@ -43,6 +43,9 @@ Finder = Callable[[str, int, int], list[Span]]
 MARGIN = 64
 """Characters searched past a window's end, so a mention that starts inside it is found whole."""
 
+PREFETCH_GAP = 32
+"""Stretches this close are searched as one: a search call costs more than reading 32 characters."""
+
 
 class Matches:
     """The matches of one pattern in one text, searched stretch by stretch as they are asked
@@ -71,9 +74,13 @@ class Matches:
         lo, hi = max(0, lo), min(self._length, hi)
         if lo >= hi:
             return []
-        for gap_lo, gap_hi in self._gaps(lo, hi):
-            self._search(gap_lo, gap_hi)
-        return self._spans[bisect.bisect_left(self._starts, lo):bisect.bisect_left(self._starts, hi)]
+        done = self._done
+        i = bisect.bisect_right(done, (lo, self._length + 1)) - 1
+        if i < 0 or done[i][1] < hi:  # not all searched yet (most questions are: the judge prefetches)
+            for gap_lo, gap_hi in self._gaps(lo, hi):
+                self._search(gap_lo, gap_hi)
+        starts = self._starts
+        return self._spans[bisect.bisect_left(starts, lo):bisect.bisect_left(starts, hi)]
 
     def _gaps(self, lo: int, hi: int) -> list[Span]:
         done = self._done
@@ -118,6 +125,12 @@ class Judge:
     pattern share the search), cue words in its sentence, the metric's mention in its
     sentence or `window` beyond, rivals no farther than that mention. The anchor patterns
     are long alternations that would cost more over a whole paper than every Table 5 rule.
+
+    `judge_all` takes a paper's hits together, test by test: the stretches every hit needs
+    for one test are merged and searched first, a few searches per pattern and paper, and
+    each hit's question is then answered from what is known. Asked hit by hit, the same
+    stretches cost a search each (tens of thousands per corpus), and that Python overhead
+    cost more than the searching itself. The verdicts are those of judging each hit alone.
     """
 
     def __init__(self, ruleset: RuleSet, text: str, regions: Mapping[str, Span | None], find: Finder):
@@ -126,6 +139,7 @@ class Judge:
         self.regions = regions
         self._find = find
         self._matches: dict[str, Matches] = {}
+        self._policies: dict[str, _Resolved] = {}
 
     def _index(self, source: str, name: str) -> Matches:
         """The matches of a pattern, searched through the finder's `name`."""
@@ -134,45 +148,97 @@ class Judge:
             index = self._matches[source] = Matches(lambda lo, hi: self._find(name, lo, hi), len(self.text), source)
         return index
 
+    def _anchor(self, anchor: str) -> Matches:
+        return self._index(self.ruleset.anchors[anchor].source, f"anchor:{anchor}")
+
+    def _resolved(self, policy: Attachment) -> _Resolved:
+        found = self._policies.get(policy.name)
+        if found is None:
+            found = self._policies[policy.name] = _Resolved(
+                policy, self._index(policy.sentence_end.source, f"sentence:{policy.name}"), self._anchor(policy.anchor),
+                [(cue, self._anchor(cue)) for cue in policy.reject_sentence],
+                [(other, self._anchor(other)) for other in policy.closer])
+        return found
+
     def spans(self, anchor: str, lo: int, hi: int, reaching: bool = False) -> list[Span]:
         """Matches of an anchor that start in [lo, hi), or with `reaching` that may reach into it."""
-        index = self._index(self.ruleset.anchors[anchor].source, f"anchor:{anchor}")
+        index = self._anchor(anchor)
         return index.within(lo - index.reach if reaching else lo, hi)
 
     def judge(self, policy: Attachment, start: int, end: int) -> Verdict:
+        return self.judge_all([(policy, start, end)])[0]
+
+    def judge_all(self, items: Sequence[tuple[Attachment, int, int]]) -> list[Verdict]:
+        """The verdict on each (policy, start, end), tested in the order of the reasons a
+        reviewer reads: region, sentence cue, no mention, a closer rival."""
+        hits = [(self._resolved(policy), start, end) for policy, start, end in items]
+        verdicts: list[Verdict | None] = [self._region(r.policy, start) for r, start, _ in hits]
+        live = [i for i, v in enumerate(verdicts) if v is None]
+        _prefetch((r.bounds, s - r.cap - r.bounds.reach, e + r.cap) for r, s, e in (hits[i] for i in live))
+        sentences = {i: self._sentence(*hits[i]) for i in live}
+        for k in range(max((len(hits[i][0].cues) for i in live), default=0)):
+            todo = [i for i in live if verdicts[i] is None and k < len(hits[i][0].cues)]
+            _prefetch((hits[i][0].cues[k][1], *sentences[i]) for i in todo)
+            for i in todo:
+                verdicts[i] = self._cue(*hits[i][0].cues[k], sentences[i])
+        todo = [i for i in live if verdicts[i] is None]
+        _prefetch((hits[i][0].anchor, sentences[i][0] - hits[i][0].window, sentences[i][1] + hits[i][0].window)
+                  for i in todo)
+        best: dict[int, tuple[tuple[int, int], Span]] = {}
+        for i in todo:
+            found = self._mention(*hits[i], sentences[i])
+            if isinstance(found, Verdict):
+                verdicts[i] = found
+            else:
+                best[i] = found
+        stretches = {i: _rival_stretch(hits[i][1], hits[i][2], sentences[i], best[i][0]) for i in best}
+        for k in range(max((len(hits[i][0].closer) for i in best), default=0)):
+            todo = [i for i in best if verdicts[i] is None and k < len(hits[i][0].closer)]
+            _prefetch((index, stretches[i][0] - index.reach, stretches[i][1])
+                      for i in todo for index in (hits[i][0].closer[k][1],))
+            for i in todo:
+                verdicts[i] = self._rival(hits[i], k, sentences[i], stretches[i], best[i])
+        return [v if v is not None else
+                Verdict(attached=f"{items[i][0].anchor} {self._quote(best[i][1])} at {best[i][1][0]}")
+                for i, v in enumerate(verdicts)]
+
+    def _region(self, policy: Attachment, start: int) -> Verdict | None:
         for reg in policy.reject_regions:
             span = self.regions.get(reg)
             if span is not None and span[0] <= start < span[1]:
                 return Verdict(reason=f"in the {reg} region")
-        sentence = self.sentence(policy, start, end)
-        for cue in policy.reject_sentence:
-            hit = _first_within(self.spans(cue, *sentence), *sentence)
-            if hit is not None:
-                return Verdict(reason=f"its sentence names {cue} ({self._quote(hit)})")
-        lo, hi = sentence[0] - policy.window, sentence[1] + policy.window
-        best = _closest(self.spans(policy.anchor, lo, hi), start, end, sentence, lo, hi)
+        return None
+
+    def _cue(self, cue: str, index: Matches, sentence: Span) -> Verdict | None:
+        hit = _first_within(index.within(*sentence), *sentence)
+        return None if hit is None else Verdict(reason=f"its sentence names {cue} ({self._quote(hit)})")
+
+    def _mention(self, r: _Resolved, start: int, end: int, sentence: Span) -> Verdict | tuple[tuple[int, int], Span]:
+        lo, hi = sentence[0] - r.window, sentence[1] + r.window
+        best = _closest(r.anchor.within(lo, hi), start, end, sentence, lo, hi)
         if best is None:
-            where = "its sentence" + (f" or within {policy.window} characters" if policy.window else "")
-            return Verdict(reason=f"no {policy.anchor} mention in {where}")
-        # a rival beats the mention only from nearer, so only the stretch nearer than the mention
-        # is searched: within its gap of the hit, in the sentence unless the mention is outside it
-        outside, gap = best[0]
-        if outside:
-            r_lo, r_hi = min(sentence[0], start - gap), max(sentence[1], end + gap)
-        else:
-            r_lo, r_hi = max(sentence[0], start - gap), min(sentence[1], end + gap)
-        for other in policy.closer:
-            rival = _closest(self.spans(other, r_lo, r_hi, reaching=True), start, end, sentence, lo, hi)
-            if rival is not None and rival[0] < best[0]:
-                return Verdict(reason=f"{other} ({self._quote(rival[1])}) is named closer than "
-                                      f"{policy.anchor} ({self._quote(best[1])})")
-        return Verdict(attached=f"{policy.anchor} {self._quote(best[1])} at {best[1][0]}")
+            where = "its sentence" + (f" or within {r.window} characters" if r.window else "")
+            return Verdict(reason=f"no {r.policy.anchor} mention in {where}")
+        return best
+
+    def _rival(self, hit: tuple[_Resolved, int, int], k: int, sentence: Span, stretch: Span,
+               best: tuple[tuple[int, int], Span]) -> Verdict | None:
+        r, start, end = hit
+        other, index = r.closer[k]
+        lo, hi = sentence[0] - r.window, sentence[1] + r.window
+        rival = _closest(index.within(stretch[0] - index.reach, stretch[1]), start, end, sentence, lo, hi)
+        if rival is not None and rival[0] < best[0]:
+            return Verdict(reason=f"{other} ({self._quote(rival[1])}) is named closer than "
+                                  f"{r.policy.anchor} ({self._quote(best[1])})")
+        return None
 
     def sentence(self, policy: Attachment, start: int, end: int) -> Span:
         """The sentence around [start, end): from the last boundary before it to the next after it."""
-        cap = policy.sentence_chars
-        index = self._index(policy.sentence_end.source, f"sentence:{policy.name}")
-        bounds = index.within(start - cap - index.reach, end + cap)
+        return self._sentence(self._resolved(policy), start, end)
+
+    def _sentence(self, r: _Resolved, start: int, end: int) -> Span:
+        cap = r.cap
+        bounds = r.bounds.within(start - cap - r.bounds.reach, end + cap)
         ends = [e for _, e in bounds]
         i = bisect.bisect_right(ends, start)  # boundaries ending at or before the hit: [0, i)
         lo = ends[i - 1] if i else 0
@@ -184,6 +250,48 @@ class Judge:
     def _quote(self, span: Span) -> str:
         snippet = " ".join(self.text[span[0]:span[1]].split())
         return repr(snippet[:40])
+
+
+@dataclass
+class _Resolved:
+    """A policy with the indexes of its patterns in one text, looked up once per paper."""
+
+    policy: Attachment
+    bounds: Matches
+    anchor: Matches
+    cues: list[tuple[str, Matches]]
+    closer: list[tuple[str, Matches]]
+
+    def __post_init__(self) -> None:
+        self.cap = self.policy.sentence_chars
+        self.window = self.policy.window
+
+
+def _rival_stretch(start: int, end: int, sentence: Span, rank: tuple[int, int]) -> Span:
+    """Where a rival nearer than the mention (ranked `rank`) can lie: a rival beats the
+    mention only from nearer, so within its gap of the hit, in the sentence unless the
+    mention is outside it."""
+    outside, gap = rank
+    if outside:
+        return min(sentence[0], start - gap), max(sentence[1], end + gap)
+    return max(sentence[0], start - gap), min(sentence[1], end + gap)
+
+
+def _prefetch(stretches: Iterable[tuple[Matches, int, int]]) -> None:
+    """Search each pattern once per merged run of the stretches it will be asked for."""
+    by_index: dict[int, tuple[Matches, list[Span]]] = {}
+    for index, lo, hi in stretches:
+        by_index.setdefault(id(index), (index, []))[1].append((lo, hi))
+    for index, spans in by_index.values():
+        spans.sort()
+        run_lo, run_hi = spans[0]
+        for lo, hi in spans[1:]:
+            if lo > run_hi + PREFETCH_GAP:
+                index.within(run_lo, run_hi)
+                run_lo, run_hi = lo, hi
+            elif hi > run_hi:
+                run_hi = hi
+        index.within(run_lo, run_hi)
 
 
 def _first_within(spans: Sequence[Span], lo: int, hi: int) -> Span | None:

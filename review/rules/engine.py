@@ -333,15 +333,16 @@ def attach(ruleset: RuleSet, text: str, hits: list[Hit], regions: Mapping[str, t
     from review.rules.context import Judge
 
     policies = {r.id: ruleset.attachments[r.attach] for r in ruleset.rules if r.attach}
-    judge = Judge(ruleset, text, regions, find)
+    judged = [h for h in hits if h.rule_id in policies]
+    verdicts = iter(Judge(ruleset, text, regions, find).judge_all([(policies[h.rule_id], h.start, h.end)
+                                                                   for h in judged]))
     kept: list[Hit] = []
     rejected: list[Rejected] = []
     for h in hits:
-        policy = policies.get(h.rule_id)
-        if policy is None:
+        if h.rule_id not in policies:
             kept.append(h)
             continue
-        verdict = judge.judge(policy, h.start, h.end)
+        verdict = next(verdicts)
         if verdict.accepted:
             kept.append(replace(h, attached=verdict.attached))
         else:
