@@ -28,7 +28,7 @@ from __future__ import annotations
 import bisect
 import re
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from review.rules.guard import Budget, needs_timer
@@ -152,7 +152,8 @@ class Engine:
                     if plan is not None and aligned:
                         for lo, hi in windows(plan, folded, len(text), occurrences):
                             for m in finditer(text, lo, hi):  # usually none: no generator per window
-                                found.extend(_hits(rule, (m,), regions))
+                                if (h := _hit(rule, m, regions)) is not None:
+                                    found.append(h)
                     else:
                         found.extend(_hits(rule, finditer(text), regions))
             except TimeoutError:
@@ -167,12 +168,20 @@ class Engine:
             except TimeoutError:
                 anchors[name] = []
                 timed_out.append(f"[anchors.{name}]")
+        around: dict[tuple[str, int], list[tuple[int, int]]] = {}  # near rules share their anchor windows
+
+        def near_windows(rule: Rule) -> list[tuple[int, int]]:
+            key = (rule.near or "", rule.window)
+            if key not in around:
+                around[key] = merged_windows(anchors[key[0]], rule.window + MARGIN, len(text))
+            return around[key]
+
+        ends_of = {name: [e for _, e in spans] for name, spans in anchors.items()}
         for rule in self._near:
-            spans = anchors[rule.near]  # type: ignore[index]
+            spans = anchors[rule.near or ""]
             if not spans:
                 continue
-            ends = [e for _, e in spans]
-            anchor_windows: list[tuple[int, int]] | None = None
+            ends = ends_of[rule.near or ""]
             budget = self._rule_budget(rule)
             found = []
             try:
@@ -181,18 +190,15 @@ class Engine:
                     if plan is not None and aligned:
                         wins = windows(plan, folded, len(text), occurrences)
                         if plan.width <= MARGIN:  # a match near an anchor lies in its window: skip the others
-                            if anchor_windows is None:
-                                anchor_windows = merged_windows(spans, rule.window + MARGIN, len(text))
-                            wins = _touching(wins, anchor_windows)
+                            wins = _touching(wins, near_windows(rule))
                     else:
-                        if anchor_windows is None:
-                            anchor_windows = merged_windows(spans, rule.window + MARGIN, len(text))
-                        wins = anchor_windows
+                        wins = near_windows(rule)
                     finditer = self._finder(pat, budget)
                     for lo, hi in wins:
                         for m in finditer(text, lo, hi):
                             if near(*m.span(), spans, ends, rule.window):  # most are not: no Hit for them
-                                found.extend(_hits(rule, (m,), regions))
+                                if (h := _hit(rule, m, regions)) is not None:
+                                    found.append(h)
             except TimeoutError:
                 timed_out.append(rule.id)
                 continue
@@ -311,17 +317,23 @@ def _in_windows(finditer: Callable[..., Any], wins: Sequence[tuple[int, int]], f
 
 def _hits(rule: Rule, matches: Iterable, regions: dict[str, tuple[int, int] | None]) -> Iterable[Hit]:
     for m in matches:
-        start, end = m.span()
-        if rule.exclude_regions and _inside(start, rule.exclude_regions, regions):
-            continue
-        value = m.group(rule.group) if rule.group else m.group(0)
-        if value is not None and rule.trim is not None:
-            value = rule.trim.compiled.sub("", value).strip()
-        if not value:
-            continue
-        if rule.kind is Kind.CODE_URL:  # a URL split by the extraction ("https: //x", "owner/ name") is one URL
-            value = "".join(value.split()).rstrip(".,;:)]}'\"")
-        yield Hit(rule.id, rule.kind, rule.label, start, end, m.group(0), value)
+        if (h := _hit(rule, m, regions)) is not None:
+            yield h
+
+
+def _hit(rule: Rule, m: Any, regions: dict[str, tuple[int, int] | None]) -> Hit | None:
+    """The evidence of one match, or None when it lies in an excluded region or captures nothing."""
+    start, end = m.span()
+    if rule.exclude_regions and _inside(start, rule.exclude_regions, regions):
+        return None
+    value = m.group(rule.group) if rule.group else m.group(0)
+    if value is not None and rule.trim is not None:
+        value = rule.trim.compiled.sub("", value).strip()
+    if not value:
+        return None
+    if rule.kind is Kind.CODE_URL:  # a URL split by the extraction ("https: //x", "owner/ name") is one URL
+        value = "".join(value.split()).rstrip(".,;:)]}'\"")
+    return Hit(rule.id, rule.kind, rule.label, start, end, m.group(0), value)
 
 
 def attach(ruleset: RuleSet, text: str, hits: list[Hit], regions: Mapping[str, tuple[int, int] | None],
@@ -344,7 +356,7 @@ def attach(ruleset: RuleSet, text: str, hits: list[Hit], regions: Mapping[str, t
             continue
         verdict = next(verdicts)
         if verdict.accepted:
-            kept.append(replace(h, attached=verdict.attached))
+            kept.append(Hit(h.rule_id, h.kind, h.label, h.start, h.end, h.match, h.value, verdict.attached))
         else:
             rejected.append(Rejected(h, verdict.reason))
     return kept, rejected

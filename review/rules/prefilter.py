@@ -124,29 +124,46 @@ def windows(plan: Plan, folded: str, length: int,
             found: Mapping[str, Sequence[int]] | None = None) -> list[tuple[int, int]]:
     """Merged [lo, hi) windows around every occurrence of the plan's literals; `found`:
     their occurrences from `Literals.find` (else they are searched here)."""
-    points: list[tuple[int, int]] = []
-    for lit in plan.literals:
-        if found is not None:
-            n = len(lit)
-            points.extend((i, i + n) for i in found.get(lit, ()))
-            continue
-        i = folded.find(lit)
-        while i >= 0:
-            points.append((i, i + len(lit)))
-            i = folded.find(lit, i + 1)
-    if not points:
-        return []
-    points.sort()
-    out: list[tuple[int, int]] = []
+    if found is None:
+        found = {lit: _occurrences(folded, lit) for lit in plan.literals}
     w = plan.width
+    if len(plan.literals) == 1:  # one literal: its occurrences are in order, and all as long
+        lit = plan.literals[0]
+        return _merged(found.get(lit, ()), len(lit) + w, w, length)
+    points = sorted((i, i + len(lit)) for lit in plan.literals for i in found.get(lit, ()))
+    out: list[tuple[int, int]] = []
     for s, e in points:
-        lo, hi = max(0, s - w), min(length, e + w)
+        lo, hi = s - w if s > w else 0, e + w if e + w < length else length
         if out and lo <= out[-1][1]:
             if hi > out[-1][1]:
                 out[-1] = (out[-1][0], hi)
         else:
             out.append((lo, hi))
     return out
+
+
+def _merged(starts: Sequence[int], right: int, left: int, length: int) -> list[tuple[int, int]]:
+    """Merged [start - left, start + right) windows of sorted starts, clipped to [0, length)."""
+    out: list[tuple[int, int]] = []
+    if not starts:
+        return out
+    lo, hi = max(0, starts[0] - left), starts[0] + right
+    for s in starts:
+        if s - left > hi:
+            out.append((lo, min(hi, length)))
+            lo = s - left
+        hi = s + right
+    out.append((lo, min(hi, length)))
+    return out
+
+
+def _occurrences(folded: str, lit: str) -> list[int]:
+    found: list[int] = []
+    i = folded.find(lit)
+    while i >= 0:
+        found.append(i)
+        i = folded.find(lit, i + 1)
+    return found
 
 
 def leading_literals(source: str, shortest: int = 1) -> frozenset[str] | None:
