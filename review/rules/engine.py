@@ -33,12 +33,12 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from review.rules.guard import Budget, needs_timer
 from review.rules.model import Kind, Pattern, Region, Rule, RuleSet
-from review.rules.prefilter import Literals, leading_literals, plan_for, windows
+from review.rules.prefilter import Literals, begins_at_word, leading_literals, plan_for, windows
 
 DEFAULT_TIMEOUT = 1.0
 """CPU seconds per rule and paper when none is given (the default of `label.regex_timeout`)."""
 
-LEADING_LITERAL = 3
+LEADING_LITERAL = 2
 """Shortest leading literal for which the judge's searches try only the literals' positions."""
 
 MARGIN = 256
@@ -109,7 +109,7 @@ class Engine:
                     *(p for reg in ruleset.regions.values() for p in (reg.start, reg.end) if p is not None),
                     *(a.sentence_end for a in ruleset.attachments.values())]
         context = [*ruleset.anchors.values(), *(a.sentence_end for a in ruleset.attachments.values())]
-        self._leads = {p.source: Literals(lits) for p in context
+        self._leads = {p.source: (Literals(lits), begins_at_word(p.source)) for p in context
                        if (lits := leading_literals(p.source, LEADING_LITERAL)) is not None}
         self._timed = {p.source for p in patterns if needs_timer(p.source)} if timeout else set()
         self._timed_rules = {r.id for r in ruleset.rules if any(p.source in self._timed for p in r.patterns)}
@@ -229,7 +229,9 @@ class Engine:
             budget = self._budget(pattern)
             leads = self._leads.get(pattern.source) if folded is not None else None
             if leads is not None:
-                return label, lambda lo, hi: self._tried_at(pattern, budget, text, leads.starts(folded, lo, hi), hi)
+                literals, at_word = leads
+                return label, lambda lo, hi: self._tried_at(pattern, budget, text,
+                                                            literals.starts(folded, lo, hi, at_word), hi)
             finditer = self._finder(pattern, budget)
             return label, lambda lo, hi: [m.span() for m in finditer(text, lo, hi)]
 

@@ -113,11 +113,23 @@ class Literals:
             starts.append(end - len(lit) + 1)
         return found
 
-    def starts(self, folded: str, lo: int, hi: int) -> list[int]:
-        """The sorted distinct starts of the literals' occurrences that lie within [lo, hi)."""
+    def starts(self, folded: str, lo: int, hi: int, at_word: bool = False) -> list[int]:
+        """The sorted distinct starts of the literals' occurrences that lie within [lo, hi);
+        with `at_word`, not those right after an ASCII letter, digit or underscore (a word
+        character for any `\\b`)."""
         if self._empty or lo >= hi:
             return []
-        return sorted({end - len(lit) + 1 for end, lit in self._automaton.iter(folded, lo, hi)})
+        if not at_word:
+            return sorted({end - len(lit) + 1 for end, lit in self._automaton.iter(folded, lo, hi)})
+        found = set()
+        for end, lit in self._automaton.iter(folded, lo, hi):
+            s = end - len(lit) + 1
+            if s == 0 or folded[s - 1] not in _WORD:
+                found.add(s)
+        return sorted(found)
+
+
+_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
 def windows(plan: Plan, folded: str, length: int,
@@ -172,45 +184,103 @@ def leading_literals(source: str, shortest: int = 1) -> frozenset[str] | None:
     otherwise, when a literal would be shorter than `shortest`, or when the pattern can match
     the empty string.
 
-    A search may then try only the positions where one of them occurs (`candidates`)."""
+    Optional characters and small classes are spelled out (`R-?[12]` begins with "r-1",
+    "r-2", "r1" or "r2", not merely "r"), up to `EXPANSIONS` literals. A search may then
+    try only the positions where one of them occurs (`Literals.starts`)."""
     try:
         tree = _sre.parse(source, re.IGNORECASE)
         if tree.getwidth()[0] == 0:
             return None
     except Exception:  # syntax the standard parser does not know (regex-module extensions)
         return None
-    found = _leading(list(tree))
-    if not found or min(map(len, found)) < shortest:
+    expanded = _expand(list(tree))
+    if expanded is None or not all(expanded[0]):
+        return None
+    found = expanded[0]
+    if min(map(len, found)) < shortest:
         return None
     # a match that begins with "stemming" begins with "stem": the shorter one suffices
     return frozenset(lit for lit in found if not any(lit != o and lit.startswith(o) for o in found))
 
 
-def _leading(seq: list[Any]) -> frozenset[str] | None:
-    run = ""
+def begins_at_word(source: str) -> bool:
+    """True when every match begins with `\\b` before a word character (`\\b(?:bleu|...)`): then
+    a candidate position right after a letter or digit cannot begin one."""
+    try:
+        tree = list(_sre.parse(source, re.IGNORECASE))
+    except Exception:  # regex-module syntax
+        return False
+    return _begins_at_word(tree)
+
+
+def _begins_at_word(seq: list[Any]) -> bool:
+    if not seq:
+        return False
+    op, av = seq[0]
+    if str(op) == "AT" and str(av) == "AT_BOUNDARY":
+        first = _expand(seq[1:])
+        return first is not None and all(lit[:1].isalnum() for lit in first[0])
+    if str(op) == "SUBPATTERN":
+        return _begins_at_word(list(av[-1]))
+    if str(op) == "BRANCH":
+        return all(_begins_at_word(list(branch)) for branch in av[1])
+    return False
+
+
+EXPANSIONS = 32
+"""Most combinations a pattern's beginning is spelled out into (an alternation's own
+branches always count, however many)."""
+
+
+def _expand(seq: list[Any]) -> tuple[set[str], bool] | None:
+    """The literal beginnings of a sequence, and whether they are its whole matches (so that
+    what follows extends them); None when it may begin with something else."""
+    prefixes = {""}
     for op, av in seq:
         name = str(op)
-        if name in ("AT", "ASSERT", "ASSERT_NOT") and not run:
-            continue  # zero-width: the match still begins at the next item
-        if name == "LITERAL" and av < 128 and chr(av).isprintable():
-            run += chr(av).casefold()
-            continue
-        if run:
-            return frozenset([run])
-        if name == "SUBPATTERN":
-            return _leading(list(av[-1]))
-        if name == "IN" and all(str(o) == "LITERAL" and c < 128 and chr(c).isprintable() for o, c in av):
-            return frozenset(chr(c).casefold() for _, c in av)  # [.!?]
-        if name == "BRANCH":
-            union: set[str] = set()
-            for branch in av[1]:
-                lits = _leading(list(branch))
-                if not lits:
-                    return None
-                union |= lits
-            return frozenset(union)
+        if name in ("AT", "ASSERT", "ASSERT_NOT"):
+            if prefixes == {""}:
+                continue  # zero-width: the match still begins at the next item
+            return prefixes, False
+        part = _item(name, av)
+        if part is None:
+            return (prefixes, False) if prefixes != {""} else None
+        items, whole = part
+        grown = {p + x for p in prefixes for x in items}
+        if len(prefixes) > 1 and len(grown) > EXPANSIONS:  # spelling out combinations: stop here
+            return (prefixes, False) if prefixes != {""} else None
+        prefixes = grown
+        if not whole:
+            return prefixes, False
+    return prefixes, True
+
+
+def _item(name: str, av: Any) -> tuple[set[str], bool] | None:
+    """What one parsed item may begin with (see `_expand`)."""
+    if name == "LITERAL":
+        return ({chr(av).casefold()}, True) if av < 128 and chr(av).isprintable() else None
+    if name == "IN":
+        if all(str(o) == "LITERAL" and c < 128 and chr(c).isprintable() for o, c in av):
+            return {chr(c).casefold() for _, c in av}, True  # [.!?]
         return None
-    return frozenset([run]) if run else None
+    if name == "SUBPATTERN":
+        return _expand(list(av[-1]))
+    if name == "BRANCH":
+        union: set[str] = set()
+        whole = True
+        for branch in av[1]:
+            found = _expand(list(branch))
+            if found is None:
+                return None
+            union |= found[0]
+            whole = whole and found[1]
+        return union, whole
+    if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and av[0] == 0 and av[1] == 1:
+        found = _expand(list(av[2]))
+        if found is None or not found[1]:
+            return None
+        return found[0] | {""}, True  # `-?`: with or without it
+    return None
 
 
 # ----------------------------------------------------------------------------- analysis
