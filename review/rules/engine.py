@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from review.rules.guard import Budget, needs_timer
 from review.rules.model import Kind, Pattern, Region, Rule, RuleSet
-from review.rules.prefilter import Literals, begins_at_word, leading_literals, plan_for, windows
+from review.rules.prefilter import Literals, begins_at_word, leading_literals, plan_for, required_literals, windows
 
 DEFAULT_TIMEOUT = 1.0
 """CPU seconds per rule and paper when none is given (the default of `label.regex_timeout`)."""
@@ -111,6 +111,8 @@ class Engine:
         context = [*ruleset.anchors.values(), *(a.sentence_end for a in ruleset.attachments.values())]
         self._leads = {p.source: (Literals(lits), begins_at_word(p.source)) for p in context
                        if (lits := leading_literals(p.source, LEADING_LITERAL)) is not None}
+        self._required = {p.source: lits for p in (*context, *(p for r in ruleset.rules for p in r.patterns))
+                          if (lits := required_literals(p.source)) is not None}
         self._timed = {p.source for p in patterns if needs_timer(p.source)} if timeout else set()
         self._timed_rules = {r.id for r in ruleset.rules if any(p.source in self._timed for p in r.patterns)}
 
@@ -193,6 +195,9 @@ class Engine:
                             wins = _touching(wins, near_windows(rule))
                     else:
                         wins = near_windows(rule)
+                        required = self._required.get(pat.source) if aligned else None
+                        if required is not None:  # a window without one of its literals has no match
+                            wins = [(lo, hi) for lo, hi in wins if any(folded.find(lit, lo, hi) >= 0 for lit in required)]
                     finditer = self._finder(pat, budget)
                     for lo, hi in wins:
                         for m in finditer(text, lo, hi):
@@ -233,6 +238,10 @@ class Engine:
                 return label, lambda lo, hi: self._tried_at(pattern, budget, text,
                                                             literals.starts(folded, lo, hi, at_word), hi)
             finditer = self._finder(pattern, budget)
+            required = self._required.get(pattern.source) if folded is not None else None
+            if required is not None:  # a stretch without one of its literals has no match
+                return label, lambda lo, hi: ([m.span() for m in finditer(text, lo, hi)]
+                                              if any(folded.find(lit, lo, hi) >= 0 for lit in required) else [])
             return label, lambda lo, hi: [m.span() for m in finditer(text, lo, hi)]
 
         def find(name: str, lo: int, hi: int) -> list[tuple[int, int]]:

@@ -43,6 +43,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     from sre_constants import MAXREPEAT  # type: ignore[no-redef]
 
 MIN_LITERAL = 3  # shorter literals occur everywhere; the window scan would not pay off
+MIN_LEAD = 2  # a two-letter beginning at a word start ("r1", "rl") is rare enough
 MAX_WIDTH = 2000  # wider patterns are scanned whole
 
 
@@ -52,17 +53,50 @@ class Plan:
 
     literals: tuple[str, ...]
     width: int  # longest match plus the reach of lookarounds and boundaries
+    at_word: bool = False  # every match begins with a literal at a word boundary: others do not count
 
 
 def plan_for(source: str) -> Plan | None:
-    """A prefilter plan for a pattern, or None when it cannot be proven safe."""
+    """A prefilter plan for a pattern, or None when it cannot be proven safe.
+
+    A pattern with no long literal inside (`\\br[-_]?(?:1|2|l|w)\\b`) may still begin at a
+    word boundary with one of a few short ones ("r1", "r-1", "rl"): those are rare at a
+    word's start, and only such occurrences open a window."""
     width = max_width(source)
     if width is None:
         return None
     best = _best(list(_parse(source)))
-    if not best or min(map(len, best)) < MIN_LITERAL:
+    if best and min(map(len, best)) >= MIN_LITERAL:
+        return Plan(tuple(sorted(best)), width)
+    if not begins_at_word(source) or _case_sensitive_start(list(_parse(source))):
+        return None  # a case-sensitive beginning ("(?-i:R)") the `regex` module finds fast by itself
+    leads = leading_literals(source, MIN_LEAD)
+    return Plan(tuple(sorted(leads)), width, at_word=True) if leads else None
+
+
+def _case_sensitive_start(seq: list[Any]) -> bool:
+    for op, av in seq:
+        name = str(op)
+        if name in ("AT", "ASSERT", "ASSERT_NOT"):
+            continue
+        if name == "SUBPATTERN":
+            return bool(av[2] & re.IGNORECASE) or _case_sensitive_start(list(av[-1]))
+        return False
+    return False
+
+
+def required_literals(source: str, most: int = 6, shortest: int = 2) -> frozenset[str] | None:
+    """A few literals (case-folded) one of which every match contains, or None.
+
+    A stretch whose case-folded text holds none of them has no match: `str.find` says so
+    at memory speed, where the `regex` module would try its alternation at every position."""
+    try:
+        best = _best(list(_parse(source)))
+    except Exception:  # regex-module syntax
         return None
-    return Plan(tuple(sorted(best)), width)
+    if not best or len(best) > most or min(map(len, best)) < shortest:
+        return None
+    return best
 
 
 @functools.lru_cache(maxsize=None)
@@ -138,6 +172,8 @@ def windows(plan: Plan, folded: str, length: int,
     their occurrences from `Literals.find` (else they are searched here)."""
     if found is None:
         found = {lit: _occurrences(folded, lit) for lit in plan.literals}
+    if plan.at_word:
+        found = {lit: [i for i in found.get(lit, ()) if i == 0 or folded[i - 1] not in _WORD] for lit in plan.literals}
     w = plan.width
     if len(plan.literals) == 1:  # one literal: its occurrences are in order, and all as long
         lit = plan.literals[0]
