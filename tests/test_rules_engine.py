@@ -7,7 +7,7 @@ import random
 import pytest
 
 from review.rules import Engine, NaiveEngine, label_scan
-from review.rules.prefilter import Literals, leading_literals, plan_for, windows
+from review.rules.prefilter import Literals, begins_at_word, leading_literals, plan_for, required_literals, windows
 from tests.rules_support import rules
 
 
@@ -77,6 +77,40 @@ def test_judge_searches_at_leading_literals_equal_finditer() -> None:
                 lo = rng.randrange(len(text))
                 hi = min(len(text), lo + rng.randrange(1, 600))
                 assert find(f"anchor:{name}", lo, hi) == [m.span() for m in compiled.finditer(text, lo, hi)]
+
+
+def test_a_short_beginning_at_a_word_start_is_a_plan_whose_windows_skip_inner_occurrences() -> None:
+    plan = plan_for(r"\br[-_]?(?:1|2|l|w)\b")
+    assert plan is not None and plan.at_word and {"r1", "r-1", "rl", "rw"} <= set(plan.literals)
+    words = ["world", "url_rl", "early", "R1", "xr1", "(R-2)", "9rl", "_r1", "rw."]
+    text = (" " * 40).join(words)
+    wins = windows(plan, text.casefold(), len(text))
+    assert [w for w in words if any(lo <= text.index(w) < hi for lo, hi in wins)] == ["R1", "(R-2)", "rw."]
+    assert plan_for(r"\b(?-i:R-?[12])\b") is None  # case-sensitive: the regex module finds it fast itself
+    assert not begins_at_word(r"(?<!\bh)rouge|\b(?-i:R-?[12])\b")  # one branch may begin inside a word
+
+
+def test_required_literals_are_few_and_long_enough() -> None:
+    assert required_literals(r"\bstop[ -]?words?\W+(?:[\w-]+\W+){0,3}removed") == frozenset({"removed"})
+    assert required_literals(r"\b(?:remov\w*|exclud\w*)\W+stop") == frozenset({"remov", "exclud"})
+    assert required_literals(r"[<=] ?0?\.\d") is None  # "." alone is everywhere
+    assert required_literals(r"\b(?:a1|b2|c3|d4|e5|f6|g7)x") is None  # too many to look for one by one
+
+
+def test_fast_and_naive_agree_where_short_beginnings_and_required_literals_prefilter() -> None:
+    """Word-start windows (flag.abbrev's R1/RL) and windows skipped for lack of a required
+    literal (stop words, ids) find what a whole-text search finds, letters or digits before
+    the literal, Unicode case variants and all."""
+    rng = random.Random(17)
+    pieces = ["ROUGE", "R1", "r-1", "R_2", "RL", "rl", "world", "xR1", "_R1", "9RL", "\u212aR1", "ſR1", "éRL", "R-SU4",
+              "RG-L", "rg2", "stop words", "stopwords were removed", "removed", "ids", "mapped to ids", "token",
+              "ROUGE on ids", "-", ".", " ", "\n", "x" * 200, "y " * 150]
+    ruleset = rules("rouge-precise.toml")
+    fast, naive = Engine(ruleset), NaiveEngine(ruleset)
+    for _ in range(150):
+        text = "".join(rng.choice(pieces) + rng.choice(["", " "]) for _ in range(rng.randint(1, 150)))
+        a, b = fast.scan(text), naive.scan(text)
+        assert a.hits == b.hits and a.rejected == b.rejected, text
 
 
 def test_windows_merge_and_clip() -> None:
