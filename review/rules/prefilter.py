@@ -59,19 +59,25 @@ class Plan:
 def plan_for(source: str) -> Plan | None:
     """A prefilter plan for a pattern, or None when it cannot be proven safe.
 
-    A pattern with no long literal inside (`\\br[-_]?(?:1|2|l|w)\\b`) may still begin at a
-    word boundary with one of a few short ones ("r1", "r-1", "rl"): those are rare at a
-    word's start, and only such occurrences open a window."""
+    A pattern that begins at a word boundary with one of its literals (`\\b(?:stem|porter)`)
+    opens windows only where one begins a word: "stem" inside "system" opens none. Its
+    beginnings may be short ("r1", "rl" of `\\br[-_]?(?:1|l)\\b`): those are rare at a word's
+    start. A case-sensitive beginning (`(?-i:R)`) the `regex` module finds fast by itself."""
     width = max_width(source)
     if width is None:
         return None
     best = _best(list(_parse(source)))
+    if begins_at_word(source) and not _case_sensitive_start(list(_parse(source))):
+        leads = leading_literals(source, MIN_LEAD)
+        if leads and (not best or min(map(len, best)) < MIN_LITERAL or leads == _shortest_prefixes(best)):
+            return Plan(tuple(sorted(leads)), width, at_word=True)  # none inside, or the same literals at word starts
     if best and min(map(len, best)) >= MIN_LITERAL:
         return Plan(tuple(sorted(best)), width)
-    if not begins_at_word(source) or _case_sensitive_start(list(_parse(source))):
-        return None  # a case-sensitive beginning ("(?-i:R)") the `regex` module finds fast by itself
-    leads = leading_literals(source, MIN_LEAD)
-    return Plan(tuple(sorted(leads)), width, at_word=True) if leads else None
+    return None
+
+
+def _shortest_prefixes(literals: frozenset[str]) -> frozenset[str]:
+    return frozenset(lit for lit in literals if not any(lit != o and lit.startswith(o) for o in literals))
 
 
 def _case_sensitive_start(seq: list[Any]) -> bool:
@@ -235,8 +241,7 @@ def leading_literals(source: str, shortest: int = 1) -> frozenset[str] | None:
     found = expanded[0]
     if min(map(len, found)) < shortest:
         return None
-    # a match that begins with "stemming" begins with "stem": the shorter one suffices
-    return frozenset(lit for lit in found if not any(lit != o and lit.startswith(o) for o in found))
+    return _shortest_prefixes(frozenset(found))  # a match that begins with "stemming" begins with "stem"
 
 
 def begins_at_word(source: str) -> bool:
