@@ -43,6 +43,9 @@ Finder = Callable[[str, int, int], list[Span]]
 MARGIN = 64
 """Characters searched past a window's end, so a mention that starts inside it is found whole."""
 
+NEAR_SENTENCE = 160
+"""Characters around a hit searched for its sentence's ends first (most sentences are shorter)."""
+
 PREFETCH_GAP = 32
 """Stretches this close are searched as one: a search call costs more than reading 32 characters."""
 
@@ -65,8 +68,9 @@ class Matches:
         self._find = find
         self._length = length
         self.reach = max_width(source) or MARGIN
-        self._spans: list[Span] = []  # sorted by start, non-overlapping
-        self._starts: list[int] = []
+        self.spans: list[Span] = []  # sorted by start, non-overlapping
+        self.starts: list[int] = []
+        self.ends: list[int] = []  # sorted too: the matches do not overlap
         self._done: list[Span] = []  # disjoint sorted stretches whose match starts are all known
 
     def within(self, lo: int, hi: int) -> list[Span]:
@@ -79,8 +83,13 @@ class Matches:
         if i < 0 or done[i][1] < hi:  # not all searched yet (most questions are: the judge prefetches)
             for gap_lo, gap_hi in self._gaps(lo, hi):
                 self._search(gap_lo, gap_hi)
-        starts = self._starts
-        return self._spans[bisect.bisect_left(starts, lo):bisect.bisect_left(starts, hi)]
+        starts = self.starts
+        return self.spans[bisect.bisect_left(starts, lo):bisect.bisect_left(starts, hi)]
+
+    def known(self, lo: int, hi: int) -> range:
+        """Indexes (into `spans`, `starts`, `ends`) of the matches that start in [lo, hi),
+        a stretch already searched (`within`)."""
+        return range(bisect.bisect_left(self.starts, lo), bisect.bisect_left(self.starts, hi))
 
     def _gaps(self, lo: int, hi: int) -> list[Span]:
         done = self._done
@@ -101,11 +110,12 @@ class Matches:
         return gaps
 
     def _search(self, lo: int, hi: int) -> None:
-        i = bisect.bisect_left(self._starts, lo)
-        begin = max(lo, self._spans[i - 1][1]) if i else lo  # not inside a match already known
+        i = bisect.bisect_left(self.starts, lo)
+        begin = max(lo, self.spans[i - 1][1]) if i else lo  # not inside a match already known
         found = [s for s in self._find(begin, min(self._length, hi + self.reach)) if s[0] < hi] if begin < hi else []
-        self._spans[i:i] = found
-        self._starts[i:i] = [s for s, _ in found]
+        self.spans[i:i] = found
+        self.starts[i:i] = [s for s, _ in found]
+        self.ends[i:i] = [e for _, e in found]
         j = bisect.bisect_left(self._done, (lo, hi))
         self._done.insert(j, (lo, hi))
         merged: list[Span] = []
@@ -140,6 +150,7 @@ class Judge:
         self._find = find
         self._matches: dict[str, Matches] = {}
         self._policies: dict[str, _Resolved] = {}
+        self._length = len(text)
 
     def _index(self, source: str, name: str) -> Matches:
         """The matches of a pattern, searched through the finder's `name`."""
@@ -174,8 +185,7 @@ class Judge:
         hits = [(self._resolved(policy), start, end) for policy, start, end in items]
         verdicts: list[Verdict | None] = [self._region(r.policy, start) for r, start, _ in hits]
         live = [i for i, v in enumerate(verdicts) if v is None]
-        _prefetch((r.bounds, s - r.cap - r.bounds.reach, e + r.cap) for r, s, e in (hits[i] for i in live))
-        sentences = {i: self._sentence(*hits[i]) for i in live}
+        sentences = self._sentences(hits, live)
         for k in range(max((len(hits[i][0].cues) for i in live), default=0)):
             todo = [i for i in live if verdicts[i] is None and k < len(hits[i][0].cues)]
             _prefetch((hits[i][0].cues[k][1], *sentences[i]) for i in todo)
@@ -202,6 +212,21 @@ class Judge:
                 Verdict(attached=f"{items[i][0].anchor} {self._quote(best[i][1])} at {best[i][1][0]}")
                 for i, v in enumerate(verdicts)]
 
+    def _sentences(self, hits: list[tuple[_Resolved, int, int]], live: list[int]) -> dict[int, Span]:
+        """Each live hit's sentence. Sentence ends are searched `NEAR_SENTENCE` characters
+        around the hits first, which settles most sentences (a boundary found on each side
+        is the nearest one), and out to `sentence_chars` only for the others."""
+        out: dict[int, Span] = {}
+        for near in (True, False):
+            todo = [i for i in live if i not in out]
+            _prefetch((r.bounds, s - _step(r, near) - r.bounds.reach, e + _step(r, near))
+                      for r, s, e in (hits[i] for i in todo))
+            for i in todo:
+                span = self._sentence(*hits[i], _step(hits[i][0], near))
+                if span is not None:
+                    out[i] = span
+        return out
+
     def _region(self, policy: Attachment, start: int) -> Verdict | None:
         for reg in policy.reject_regions:
             span = self.regions.get(reg)
@@ -210,12 +235,16 @@ class Judge:
         return None
 
     def _cue(self, cue: str, index: Matches, sentence: Span) -> Verdict | None:
-        hit = _first_within(index.within(*sentence), *sentence)
-        return None if hit is None else Verdict(reason=f"its sentence names {cue} ({self._quote(hit)})")
+        lo, hi = sentence
+        ends = index.ends
+        for j in index.known(lo, hi):
+            if ends[j] > lo:
+                return Verdict(reason=f"its sentence names {cue} ({self._quote(index.spans[j])})")
+        return None
 
     def _mention(self, r: _Resolved, start: int, end: int, sentence: Span) -> Verdict | tuple[tuple[int, int], Span]:
         lo, hi = sentence[0] - r.window, sentence[1] + r.window
-        best = _closest(r.anchor.within(lo, hi), start, end, sentence, lo, hi)
+        best = _closest(r.anchor, r.anchor.known(lo, hi), start, end, sentence, lo, hi)
         if best is None:
             where = "its sentence" + (f" or within {r.window} characters" if r.window else "")
             return Verdict(reason=f"no {r.policy.anchor} mention in {where}")
@@ -226,7 +255,7 @@ class Judge:
         r, start, end = hit
         other, index = r.closer[k]
         lo, hi = sentence[0] - r.window, sentence[1] + r.window
-        rival = _closest(index.within(stretch[0] - index.reach, stretch[1]), start, end, sentence, lo, hi)
+        rival = _closest(index, index.known(stretch[0] - index.reach, stretch[1]), start, end, sentence, lo, hi)
         if rival is not None and rival[0] < best[0]:
             return Verdict(reason=f"{other} ({self._quote(rival[1])}) is named closer than "
                                   f"{r.policy.anchor} ({self._quote(best[1])})")
@@ -234,18 +263,33 @@ class Judge:
 
     def sentence(self, policy: Attachment, start: int, end: int) -> Span:
         """The sentence around [start, end): from the last boundary before it to the next after it."""
-        return self._sentence(self._resolved(policy), start, end)
+        r = self._resolved(policy)
+        r.bounds.within(start - r.cap - r.bounds.reach, end + r.cap)
+        return self._sentence(r, start, end, r.cap)  # type: ignore[return-value]
 
-    def _sentence(self, r: _Resolved, start: int, end: int) -> Span:
-        cap = r.cap
-        bounds = r.bounds.within(start - cap - r.bounds.reach, end + cap)
-        ends = [e for _, e in bounds]
-        i = bisect.bisect_right(ends, start)  # boundaries ending at or before the hit: [0, i)
-        lo = ends[i - 1] if i else 0
-        while i < len(bounds) and bounds[i][0] < end:
-            i += 1  # a boundary inside the hit (a period in "1.5.5") does not split it
-        hi = bounds[i][0] if i < len(bounds) else len(self.text)
-        return max(lo, start - cap, 0), min(hi, end + cap, len(self.text))
+    def _sentence(self, r: _Resolved, start: int, end: int, step: int) -> Span | None:
+        """The sentence, when the boundaries searched `step` characters around the hit settle
+        it (else None): the last boundary ending at or before the hit, and the first starting
+        at or after its end (one inside it, a period in "1.5.5", does not split it), within
+        `sentence_chars` either side."""
+        index, cap, length = r.bounds, r.cap, self._length
+        starts, ends = index.starts, index.ends
+        lo_from = start - step - index.reach
+        i = bisect.bisect_right(ends, start)
+        if i > bisect.bisect_left(starts, lo_from):
+            lo = ends[i - 1]
+        elif lo_from <= 0 or step >= cap:
+            lo = 0
+        else:
+            return None
+        k = bisect.bisect_left(starts, end)
+        if k < len(starts) and starts[k] < end + step:
+            hi = starts[k]
+        elif end + step >= length or step >= cap:
+            hi = length
+        else:
+            return None
+        return max(lo, start - cap, 0), min(hi, end + cap, length)
 
     def _quote(self, span: Span) -> str:
         snippet = " ".join(self.text[span[0]:span[1]].split())
@@ -265,6 +309,10 @@ class _Resolved:
     def __post_init__(self) -> None:
         self.cap = self.policy.sentence_chars
         self.window = self.policy.window
+
+
+def _step(r: _Resolved, near: bool) -> int:
+    return min(NEAR_SENTENCE, r.cap) if near else r.cap
 
 
 def _rival_stretch(start: int, end: int, sentence: Span, rank: tuple[int, int]) -> Span:
@@ -294,29 +342,20 @@ def _prefetch(stretches: Iterable[tuple[Matches, int, int]]) -> None:
         index.within(run_lo, run_hi)
 
 
-def _first_within(spans: Sequence[Span], lo: int, hi: int) -> Span | None:
-    for s in spans:
-        if s[0] >= hi:
-            return None
-        if s[1] > lo:
-            return s
-    return None
-
-
-def _closest(spans: Iterable[Span], start: int, end: int, sentence: Span, lo: int,
+def _closest(index: Matches, found: range, start: int, end: int, sentence: Span, lo: int,
              hi: int) -> tuple[tuple[int, int], Span] | None:
-    """The span nearest the hit, ranked (not in its sentence, characters between)."""
+    """The match nearest the hit, ranked (not in its sentence, characters between)."""
     best: tuple[tuple[int, int], Span] | None = None
-    for s in spans:
-        if s[1] <= lo:
+    starts, ends = index.starts, index.ends
+    for j in found:
+        s, e = starts[j], ends[j]
+        if e <= lo:
             continue
-        if s[0] >= hi:
+        if s >= hi:
             break
-        outside = 0 if sentence[0] <= s[0] and s[1] <= sentence[1] else 1
-        gap = max(0, s[0] - end, start - s[1])
-        key = (outside, gap)
+        key = (0 if sentence[0] <= s and e <= sentence[1] else 1, max(0, s - end, start - e))
         if best is None or key < best[0]:
-            best = (key, s)
+            best = (key, index.spans[j])
     return best
 
 
