@@ -220,10 +220,13 @@ class Engine:
         prefilter: computing an alternation's literal windows over the whole text cost more
         than searching the stretches (measured on the gold papers and bench_label's corpus).
         But a pattern whose every match begins with one of a few literals (an alternation
-        of metric names) is tried only where one of them begins (`folded`, the case-folded
-        text, when its positions are the text's): the `regex` module tries such an
-        alternation at every position, at a few MB/s. A match tried at each candidate in
-        order, from the end of the last match on, is what `finditer` over the stretch finds.
+        of metric names, "R-1"/"R2"/"ROUGE") is tried only where one of them begins
+        (`folded`, the case-folded text, when its positions are the text's), and not right
+        after a letter or digit when it begins at a word boundary: the `regex` module tries
+        such an alternation at every position, at a few MB/s. A match tried at each
+        candidate in order, from the end of the last match on, is what `finditer` over the
+        stretch finds. A pattern with a few required literals ("f1" of a named F1) skips a
+        stretch that holds none of them.
         """
         searches: dict[str, tuple[str, Callable[[int, int], list[tuple[int, int]]]]] = {}
 
