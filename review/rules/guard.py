@@ -26,12 +26,8 @@ import re
 import time
 from typing import Any
 
-try:  # the standard library's regex parser (Python 3.11+: re._parser; older: sre_parse)
-    import re._parser as _sre  # type: ignore[import-not-found]
-    from re._constants import MAXREPEAT  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_parse as _sre  # type: ignore[no-redef]
-    from sre_constants import MAXREPEAT  # type: ignore[no-redef]
+from review.rules.syntax import MAXREPEAT
+from review.rules.syntax import parse as _parse
 
 MAX_CHOICES = 10_000
 """Most backtracking choices per text position a pattern may have and still run untimed."""
@@ -39,13 +35,6 @@ MAX_CHOICES = 10_000
 _REPEATS = ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
 _SINGLE = ("LITERAL", "NOT_LITERAL", "IN", "ANY", "CATEGORY", "AT")
 _NOT_A_QUANTIFIER = re.compile(r"(?<!\\)\{(?!\d*,?\d*\})")  # `{e<=1}` and friends: regex-only syntax
-
-
-def _parse(source: str) -> Any | None:
-    try:
-        return _sre.parse(source, re.IGNORECASE)
-    except Exception:  # syntax the standard parser does not know
-        return None
 
 
 def nested_quantifier(source: str) -> bool:

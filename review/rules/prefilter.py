@@ -35,12 +35,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import ahocorasick
 
-try:  # the standard library's regex parser (Python 3.11+: re._parser; older: sre_parse)
-    import re._parser as _sre  # type: ignore[import-not-found]
-    from re._constants import MAXREPEAT  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_parse as _sre  # type: ignore[no-redef]
-    from sre_constants import MAXREPEAT  # type: ignore[no-redef]
+from review.rules.syntax import MAXREPEAT, parse
 
 MIN_LITERAL = 3  # shorter literals occur everywhere; the window scan would not pay off
 MIN_LEAD = 2  # a two-letter beginning at a word start ("r1", "rl") is rare enough
@@ -56,6 +51,7 @@ class Plan:
     at_word: bool = False  # every match begins with a literal at a word boundary: others do not count
 
 
+@functools.lru_cache(maxsize=None)
 def plan_for(source: str) -> Plan | None:
     """A prefilter plan for a pattern, or None when it cannot be proven safe.
 
@@ -77,7 +73,11 @@ def plan_for(source: str) -> Plan | None:
 
 
 def _shortest_prefixes(literals: frozenset[str]) -> frozenset[str]:
-    return frozenset(lit for lit in literals if not any(lit != o and lit.startswith(o) for o in literals))
+    kept: list[str] = []
+    for lit in sorted(literals):  # a literal's extensions follow it in sorted order
+        if not kept or not lit.startswith(kept[-1]):
+            kept.append(lit)
+    return frozenset(kept)
 
 
 def _case_sensitive_start(seq: list[Any]) -> bool:
@@ -91,6 +91,7 @@ def _case_sensitive_start(seq: list[Any]) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=None)
 def required_literals(source: str, most: int = 6, shortest: int = 2) -> frozenset[str] | None:
     """A few literals (case-folded) one of which every match contains, or None.
 
@@ -124,9 +125,11 @@ def max_width(source: str) -> int | None:
     return None if reach is None else hi + reach + 2
 
 
-@functools.lru_cache(maxsize=None)
 def _parse(source: str):  # type: ignore[no-untyped-def]
-    return _sre.parse(source, re.IGNORECASE)
+    tree = parse(source)
+    if tree is None:
+        raise ValueError(f"not readable by the standard parser: {source!r}")
+    return tree
 
 
 class Literals:
@@ -220,6 +223,7 @@ def _occurrences(folded: str, lit: str) -> list[int]:
     return found
 
 
+@functools.lru_cache(maxsize=None)
 def leading_literals(source: str, shortest: int = 1) -> frozenset[str] | None:
     """Literals (case-folded, none a prefix of another) one of which every match of the
     pattern begins with, after its zero-width assertions; None when some match may begin
@@ -230,7 +234,7 @@ def leading_literals(source: str, shortest: int = 1) -> frozenset[str] | None:
     "r-2", "r1" or "r2", not merely "r"), up to `EXPANSIONS` literals. A search may then
     try only the positions where one of them occurs (`Literals.starts`)."""
     try:
-        tree = _sre.parse(source, re.IGNORECASE)
+        tree = _parse(source)
         if tree.getwidth()[0] == 0:
             return None
     except Exception:  # syntax the standard parser does not know (regex-module extensions)
@@ -244,11 +248,12 @@ def leading_literals(source: str, shortest: int = 1) -> frozenset[str] | None:
     return _shortest_prefixes(frozenset(found))  # a match that begins with "stemming" begins with "stem"
 
 
+@functools.lru_cache(maxsize=None)
 def begins_at_word(source: str) -> bool:
     """True when every match begins with `\\b` before a word character (`\\b(?:bleu|...)`): then
     a candidate position right after a letter or digit cannot begin one."""
     try:
-        tree = list(_sre.parse(source, re.IGNORECASE))
+        tree = list(_parse(source))
     except Exception:  # regex-module syntax
         return False
     return _begins_at_word(tree)
