@@ -21,6 +21,12 @@ case-insensitive regex can match to an ASCII letter onto that letter (K -> k, ſ
 A text whose case-folded form has another length is scanned whole. A pattern this module
 cannot analyse (syntax only the `regex` module knows) simply gets no prefilter.
 
+Word starts: when every match begins at a `\\b` with one of the literals (`\\b(?:stem|
+porter)`), an occurrence right after an ASCII letter, digit or underscore cannot begin
+one ("stem" in "system"): such a character folds from a word character only, so the
+boundary is missing there. Those occurrences open no window, which also lets two-letter
+beginnings ("r1", "rl" of `\\br[-_]?(?:1|l)\\b`) prefilter.
+
 The occurrences of all the rule set's literals are found in one pass over the text
 (`Literals`, an Aho-Corasick automaton): a `str.find` pass per literal read a ROUGE paper
 about a hundred times and cost more than the patterns' own scans.
