@@ -171,14 +171,6 @@ class Judge:
                 [(other, self._anchor(other)) for other in policy.closer])
         return found
 
-    def spans(self, anchor: str, lo: int, hi: int, reaching: bool = False) -> list[Span]:
-        """Matches of an anchor that start in [lo, hi), or with `reaching` that may reach into it."""
-        index = self._anchor(anchor)
-        return index.within(lo - index.reach if reaching else lo, hi)
-
-    def judge(self, policy: Attachment, start: int, end: int) -> Verdict:
-        return self.judge_all([(policy, start, end)])[0]
-
     def judge_all(self, items: Sequence[tuple[Attachment, int, int]]) -> list[Verdict]:
         """The verdict on each (policy, start, end), tested in the order of the reasons a
         reviewer reads: region, sentence cue, no mention, a closer rival."""
@@ -186,12 +178,25 @@ class Judge:
         verdicts: list[Verdict | None] = [self._region(r.policy, start) for r, start, _ in hits]
         live = [i for i, v in enumerate(verdicts) if v is None]
         sentences = self._sentences(hits, live)
+        self._cues(hits, live, sentences, verdicts)
+        best = self._mentions(hits, [i for i in live if verdicts[i] is None], sentences, verdicts)
+        self._rivals(hits, best, sentences, verdicts)
+        return [v if v is not None else
+                Verdict(attached=f"{items[i][0].anchor} {self._quote(best[i][1])} at {best[i][1][0]}")
+                for i, v in enumerate(verdicts)]
+
+    def _cues(self, hits: list[_Hit], live: list[int], sentences: dict[int, Span],
+              verdicts: list[Verdict | None]) -> None:
+        """Rejects the hits whose sentence names a cue, each policy's cues in its order."""
         for k in range(max((len(hits[i][0].cues) for i in live), default=0)):
             todo = [i for i in live if verdicts[i] is None and k < len(hits[i][0].cues)]
             _prefetch((hits[i][0].cues[k][1], *sentences[i]) for i in todo)
             for i in todo:
                 verdicts[i] = self._cue(*hits[i][0].cues[k], sentences[i])
-        todo = [i for i in live if verdicts[i] is None]
+
+    def _mentions(self, hits: list[_Hit], todo: list[int], sentences: dict[int, Span],
+                  verdicts: list[Verdict | None]) -> dict[int, tuple[tuple[int, int], Span]]:
+        """The nearest mention of each hit, ranked; rejects the hits that have none."""
         _prefetch((hits[i][0].anchor, sentences[i][0] - hits[i][0].window, sentences[i][1] + hits[i][0].window)
                   for i in todo)
         best: dict[int, tuple[tuple[int, int], Span]] = {}
@@ -201,6 +206,11 @@ class Judge:
                 verdicts[i] = found
             else:
                 best[i] = found
+        return best
+
+    def _rivals(self, hits: list[_Hit], best: dict[int, tuple[tuple[int, int], Span]], sentences: dict[int, Span],
+                verdicts: list[Verdict | None]) -> None:
+        """Rejects the hits with a rival nearer than their mention, each policy's in its order."""
         stretches = {i: _rival_stretch(hits[i][1], hits[i][2], sentences[i], best[i][0]) for i in best}
         for k in range(max((len(hits[i][0].closer) for i in best), default=0)):
             todo = [i for i in best if verdicts[i] is None and k < len(hits[i][0].closer)]
@@ -208,11 +218,8 @@ class Judge:
                       for i in todo for index in (hits[i][0].closer[k][1],))
             for i in todo:
                 verdicts[i] = self._rival(hits[i], k, sentences[i], stretches[i], best[i])
-        return [v if v is not None else
-                Verdict(attached=f"{items[i][0].anchor} {self._quote(best[i][1])} at {best[i][1][0]}")
-                for i, v in enumerate(verdicts)]
 
-    def _sentences(self, hits: list[tuple[_Resolved, int, int]], live: list[int]) -> dict[int, Span]:
+    def _sentences(self, hits: list[_Hit], live: list[int]) -> dict[int, Span]:
         """Each live hit's sentence. Sentence ends are searched `NEAR_SENTENCE` characters
         around the hits first, which settles most sentences (a boundary found on each side
         is the nearest one), and out to `sentence_chars` only for the others."""
@@ -250,7 +257,7 @@ class Judge:
             return Verdict(reason=f"no {r.policy.anchor} mention in {where}")
         return best
 
-    def _rival(self, hit: tuple[_Resolved, int, int], k: int, sentence: Span, stretch: Span,
+    def _rival(self, hit: _Hit, k: int, sentence: Span, stretch: Span,
                best: tuple[tuple[int, int], Span]) -> Verdict | None:
         r, start, end = hit
         other, index = r.closer[k]
@@ -260,12 +267,6 @@ class Judge:
             return Verdict(reason=f"{other} ({self._quote(rival[1])}) is named closer than "
                                   f"{r.policy.anchor} ({self._quote(best[1])})")
         return None
-
-    def sentence(self, policy: Attachment, start: int, end: int) -> Span:
-        """The sentence around [start, end): from the last boundary before it to the next after it."""
-        r = self._resolved(policy)
-        r.bounds.within(start - r.cap - r.bounds.reach, end + r.cap)
-        return self._sentence(r, start, end, r.cap)  # type: ignore[return-value]
 
     def _sentence(self, r: _Resolved, start: int, end: int, step: int) -> Span | None:
         """The sentence, when the boundaries searched `step` characters around the hit settle
@@ -309,6 +310,9 @@ class _Resolved:
     def __post_init__(self) -> None:
         self.cap = self.policy.sentence_chars
         self.window = self.policy.window
+
+
+_Hit = tuple[_Resolved, int, int]  # a match to judge: its policy's indexes, start, end
 
 
 def _step(r: _Resolved, near: bool) -> int:
