@@ -35,6 +35,7 @@ about a hundred times and cost more than the patterns' own scans.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
@@ -337,6 +338,13 @@ def _item(name: str, av: Any) -> tuple[set[str], bool] | None:
 
 # ----------------------------------------------------------------------------- analysis
 
+def _rank(requirement: frozenset[str]) -> tuple[float, int]:
+    """How rare a requirement's literals are likely to be: longer is rarer, and each
+    doubling of distinct beginnings counts as one character less ('rouge' is rarer than
+    'report' or 'compute' or 'calculate')."""
+    return min(map(len, requirement)) - math.log2(len(_shortest_prefixes(requirement))), -len(requirement)
+
+
 def _best(seq: list[Any]) -> frozenset[str] | None:
     """The best requirement of a sequence: a set of literals one of which must occur."""
     candidates: list[frozenset[str]] = []
@@ -371,7 +379,7 @@ def _best(seq: list[Any]) -> frozenset[str] | None:
         candidates.append(frozenset([run]))
     if not candidates:
         return None
-    return max(candidates, key=lambda c: (min(map(len, c)), -len(c)))
+    return max(candidates, key=_rank)
 
 
 def _assert_reach(seq: list[Any]) -> int | None:
