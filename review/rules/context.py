@@ -331,10 +331,10 @@ def _rival_stretch(start: int, end: int, sentence: Span, rank: tuple[int, int]) 
 
 def _prefetch(stretches: Iterable[tuple[Matches, int, int]]) -> None:
     """Search each pattern once per merged run of the stretches it will be asked for."""
-    by_index: dict[int, tuple[Matches, list[Span]]] = {}
+    by_index: dict[Matches, list[Span]] = {}
     for index, lo, hi in stretches:
-        by_index.setdefault(id(index), (index, []))[1].append((lo, hi))
-    for index, spans in by_index.values():
+        by_index.setdefault(index, []).append((lo, hi))
+    for index, spans in by_index.items():
         spans.sort()
         run_lo, run_hi = spans[0]
         for lo, hi in spans[1:]:

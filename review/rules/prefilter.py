@@ -69,8 +69,9 @@ def plan_for(source: str) -> Plan | None:
     width = max_width(source)
     if width is None:
         return None
-    best = _best(list(_parse(source)))
-    if begins_at_word(source) and not _case_sensitive_start(list(_parse(source))):
+    tree = list(_parse(source))
+    best = _best(tree)
+    if begins_at_word(source) and not _case_sensitive_start(tree):
         leads = leading_literals(source, MIN_LEAD)
         if leads and (not best or min(map(len, best)) < MIN_LITERAL or leads == _shortest_prefixes(best)):
             return Plan(tuple(sorted(leads)), width, at_word=True)  # none inside, or the same literals at word starts
@@ -169,17 +170,17 @@ class Literals:
         character for any `\\b`)."""
         if self._empty or lo >= hi:
             return []
-        if not at_word:
-            return sorted({end - len(lit) + 1 for end, lit in self._automaton.iter(folded, lo, hi)})
-        found = set()
-        for end, lit in self._automaton.iter(folded, lo, hi):
-            s = end - len(lit) + 1
-            if s == 0 or folded[s - 1] not in _WORD:
-                found.add(s)
-        return sorted(found)
+        found = sorted({end - len(lit) + 1 for end, lit in self._automaton.iter(folded, lo, hi)})
+        return _word_starts(folded, found) if at_word else found
 
 
 _WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _word_starts(folded: str, starts: Iterable[int]) -> list[int]:
+    """The starts not right after an ASCII letter, digit or underscore: a character that
+    folds to one of these is a word character, so no `\\b` lies before such a start."""
+    return [i for i in starts if i == 0 or folded[i - 1] not in _WORD]
 
 
 def windows(plan: Plan, folded: str, length: int,
@@ -189,7 +190,7 @@ def windows(plan: Plan, folded: str, length: int,
     if found is None:
         found = {lit: _occurrences(folded, lit) for lit in plan.literals}
     if plan.at_word:
-        found = {lit: [i for i in found.get(lit, ()) if i == 0 or folded[i - 1] not in _WORD] for lit in plan.literals}
+        found = {lit: _word_starts(folded, found.get(lit, ())) for lit in plan.literals}
     w = plan.width
     if len(plan.literals) == 1:  # one literal: its occurrences are in order, and all as long
         lit = plan.literals[0]
@@ -238,7 +239,7 @@ def leading_literals(source: str, shortest: int = 1) -> frozenset[str] | None:
     the empty string.
 
     Optional characters and small classes are spelled out (`R-?[12]` begins with "r-1",
-    "r-2", "r1" or "r2", not merely "r"), up to `EXPANSIONS` literals. A search may then
+    "r-2", "r1" or "r2", not merely "r"), up to `EXPANSIONS` combinations. A search may then
     try only the positions where one of them occurs (`Literals.starts`)."""
     try:
         tree = _parse(source)
