@@ -65,3 +65,29 @@ def test_a_new_stretch_continues_after_the_last_known_match() -> None:
     for lo in range(90, 140, 7):  # each starts where the search left off, perhaps inside a match
         index.within(lo, lo + 7)
     assert index.within(0, 150) == _whole(compiled, 0, 150)
+
+
+def test_runs_filled_together_equal_a_whole_text_search() -> None:
+    """`fill` searches many stretches in one go (what the judge prefetches): the matches it
+    learns, and those a later question reads, are those of one search of the whole text."""
+    rng = random.Random(5)
+    for source in PATTERNS[:2]:  # a fresh stretch of PATTERNS[2] may start inside a match
+        compiled = regex.compile(source, regex.IGNORECASE)
+        index = Matches(lambda lo, hi, c=compiled: [m.span() for m in c.finditer(TEXT, lo, hi)], len(TEXT), source)
+        covered = 0
+        for _ in range(20):
+            points = sorted(rng.sample(range(-20, len(TEXT) + 20), 2 * rng.randrange(1, 8)))
+            runs = list(zip(points[::2], points[1::2]))
+            index.fill(runs)
+            covered = max(covered, *(hi for _, hi in runs))
+        for lo, hi in index._done:
+            assert index.within(lo, hi) == _whole(compiled, lo, hi), (source, lo, hi)
+        assert index.spans == sorted(set(index.spans))
+        assert index.starts == [s for s, _ in index.spans] and index.ends == [e for _, e in index.spans]
+
+
+def test_a_run_filled_with_others_continues_after_the_match_found_before_it() -> None:
+    compiled = regex.compile(PATTERNS[2], regex.IGNORECASE)
+    index = Matches(lambda lo, hi: [m.span() for m in compiled.finditer(TEXT, lo, hi)], len(TEXT), PATTERNS[2])
+    index.fill([(0, 100), *((lo, lo + 7) for lo in range(100, 150, 7))])  # each starts where the last match ended or inside it
+    assert index.within(0, 149) == _whole(compiled, 0, 149)

@@ -78,53 +78,68 @@ class Matches:
         lo, hi = max(0, lo), min(self._length, hi)
         if lo >= hi:
             return []
-        done = self._done
-        i = bisect.bisect_right(done, (lo, self._length + 1)) - 1
-        if i < 0 or done[i][1] < hi:  # not all searched yet (most questions are: the judge prefetches)
-            for gap_lo, gap_hi in self._gaps(lo, hi):
-                self._search(gap_lo, gap_hi)
+        self.fill([(lo, hi)])
         starts = self.starts
         return self.spans[bisect.bisect_left(starts, lo):bisect.bisect_left(starts, hi)]
 
     def known(self, lo: int, hi: int) -> range:
         """Indexes (into `spans`, `starts`, `ends`) of the matches that start in [lo, hi),
-        a stretch already searched (`within`)."""
+        a stretch already searched (`fill`, `within`)."""
         return range(bisect.bisect_left(self.starts, lo), bisect.bisect_left(self.starts, hi))
 
-    def _gaps(self, lo: int, hi: int) -> list[Span]:
-        done = self._done
-        i = bisect.bisect_right(done, (lo, self._length + 1)) - 1  # the last stretch starting at or before lo
+    def fill(self, runs: Sequence[Span]) -> None:
+        """Search the parts of `runs` (sorted, disjoint stretches) not searched before, all
+        in one go: the new matches and stretches are merged into what is known once, not
+        once per stretch."""
+        gaps = self._gaps(runs)
+        if not gaps:
+            return
+        spans, starts, limit = self.spans, self.starts, self._length
+        found: list[Span] = []
+        for lo, hi in gaps:
+            i = bisect.bisect_left(starts, lo)
+            begin = max(lo, spans[i - 1][1]) if i else lo  # not inside a match already known
+            if found and found[-1][1] > begin:
+                begin = found[-1][1]
+            if begin < hi:
+                found.extend(s for s in self._find(begin, min(limit, hi + self.reach)) if s[0] < hi)
+        if found:
+            spans[:] = sorted(spans + found)
+            starts[:] = [s for s, _ in spans]
+            self.ends[:] = [e for _, e in spans]
+        self._done = _union(self._done, gaps)
+
+    def _gaps(self, runs: Sequence[Span]) -> list[Span]:
+        """The parts of the runs not yet searched, in order."""
+        done, n = self._done, len(self._done)
         gaps: list[Span] = []
-        pos = lo
-        if i >= 0 and done[i][1] > pos:
-            pos = done[i][1]
-        i += 1
-        while pos < hi:
-            nxt = done[i][0] if i < len(done) else self._length
-            if nxt > pos:
-                gaps.append((pos, min(hi, nxt)))
-            if i >= len(done) or done[i][0] >= hi:
-                break
-            pos = max(pos, done[i][1])
-            i += 1
+        j = 0
+        for lo, hi in runs:
+            lo, hi = max(0, lo), min(self._length, hi)
+            while j < n and done[j][1] <= lo:
+                j += 1
+            k, pos = j, lo
+            while pos < hi:
+                if k < n and done[k][0] <= pos:
+                    pos = max(pos, done[k][1])
+                    k += 1
+                    continue
+                nxt = min(hi, done[k][0]) if k < n else hi
+                gaps.append((pos, nxt))
+                pos = nxt
         return gaps
 
-    def _search(self, lo: int, hi: int) -> None:
-        i = bisect.bisect_left(self.starts, lo)
-        begin = max(lo, self.spans[i - 1][1]) if i else lo  # not inside a match already known
-        found = [s for s in self._find(begin, min(self._length, hi + self.reach)) if s[0] < hi] if begin < hi else []
-        self.spans[i:i] = found
-        self.starts[i:i] = [s for s, _ in found]
-        self.ends[i:i] = [e for _, e in found]
-        j = bisect.bisect_left(self._done, (lo, hi))
-        self._done.insert(j, (lo, hi))
-        merged: list[Span] = []
-        for a, b in self._done[max(0, j - 1):j + 2]:
-            if merged and a <= merged[-1][1]:
-                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
-            else:
-                merged.append((a, b))
-        self._done[max(0, j - 1):j + 2] = merged
+
+def _union(a: list[Span], b: list[Span]) -> list[Span]:
+    """The merged union of two sorted lists of stretches."""
+    out: list[Span] = []
+    for lo, hi in sorted(a + b):
+        if out and lo <= out[-1][1]:
+            if hi > out[-1][1]:
+                out[-1] = (out[-1][0], hi)
+        else:
+            out.append((lo, hi))
+    return out
 
 
 class Judge:
@@ -336,14 +351,16 @@ def _prefetch(stretches: Iterable[tuple[Matches, int, int]]) -> None:
         by_index.setdefault(index, []).append((lo, hi))
     for index, spans in by_index.items():
         spans.sort()
+        runs: list[Span] = []
         run_lo, run_hi = spans[0]
-        for lo, hi in spans[1:]:
+        for lo, hi in spans:
             if lo > run_hi + PREFETCH_GAP:
-                index.within(run_lo, run_hi)
+                runs.append((run_lo, run_hi))
                 run_lo, run_hi = lo, hi
             elif hi > run_hi:
                 run_hi = hi
-        index.within(run_lo, run_hi)
+        runs.append((run_lo, run_hi))
+        index.fill(runs)
 
 
 def _closest(index: Matches, found: range, start: int, end: int, sentence: Span, lo: int,
