@@ -86,6 +86,18 @@ class Scan:
     rejected: list[Rejected] = field(default_factory=list)  # matches of attached rules that did not attach
 
 
+@dataclass
+class _Text:
+    """One text as a scan sees it: its case-folded form when the positions there are the
+    text's (else None, and no literal prefilter), the occurrences of the rule set's
+    literals in it, and the names of what ran out of time on it."""
+
+    text: str
+    folded: str | None
+    occurrences: Mapping[str, Sequence[int]]
+    timed_out: list[str]
+
+
 class Engine:
     """A rule set compiled once; `scan(text)` is safe to call from many threads.
 
@@ -117,33 +129,51 @@ class Engine:
         self._timed_rules = {r.id for r in ruleset.rules if any(p.source in self._timed for p in r.patterns)}
 
     def scan(self, text: str) -> Scan:
-        rs = self.ruleset
         timed_out: list[str] = []
-        try:
-            prelim = self._search(rs.prelim, text) is not None
-        except TimeoutError:
-            prelim = False
-            timed_out.append("[prelim]")
-        if rs.gate and not prelim:
+        prelim = self._prelim(text, timed_out)
+        if self.ruleset.gate and not prelim:
             return Scan(prelim=False, gated=True, timed_out=timed_out)
-        hits: list[Hit] = []
         folded = text.casefold()
         aligned = len(folded) == len(text)  # literal positions are text positions
-        occurrences = self._literals.find(folded) if aligned else {}
+        t = _Text(text, folded if aligned else None, self._literals.find(folded) if aligned else {}, timed_out)
+        regions = self._regions(t)
+        hits = self._anywhere_hits(t, regions)
+        hits.extend(self._near_hits(t, regions, self._anchor_spans(t)))
+        hits.sort(key=lambda h: (h.start, h.end, h.rule_id))
+        hits, rejected = attach(self.ruleset, text, hits, regions, self._context_finder(text, t.folded, timed_out))
+        return Scan(prelim=prelim, hits=hits, timed_out=timed_out, rejected=rejected)
+
+    def _prelim(self, text: str, timed_out: list[str]) -> bool:
+        try:
+            return self._search(self.ruleset.prelim, text) is not None
+        except TimeoutError:
+            timed_out.append("[prelim]")
+            return False
+
+    def _regions(self, t: _Text) -> dict[str, tuple[int, int] | None]:
+        """Where each region some rule or policy excludes lies (None: absent or out of time).
+        A region's start is searched only around its literals, and only past its floor."""
         regions: dict[str, tuple[int, int] | None] = {}
         for name in self._regions_used:
-            region = rs.regions[name]
+            region = self.ruleset.regions[name]
             start_finder = self._finder(region.start, self._budget(region.start))
             plan = self._region_plans.get(name)
-            if plan is not None and aligned:  # only around its literals, and only windows reaching past the floor
-                start_finder = _in_windows(start_finder, windows(plan, folded, len(text), occurrences),
-                                           int(len(text) * region.min_fraction))
+            if plan is not None and t.folded is not None:
+                start_finder = _in_windows(start_finder, windows(plan, t.folded, len(t.text), t.occurrences),
+                                           int(len(t.text) * region.min_fraction))
             try:
-                regions[name] = region_span(region, text, start_finder,
+                regions[name] = region_span(region, t.text, start_finder,
                                             self._finder(region.end, self._budget(region.end)) if region.end else None)
             except TimeoutError:
                 regions[name] = None
-                timed_out.append(f"[regions.{name}]")
+                t.timed_out.append(f"[regions.{name}]")
+        return regions
+
+    def _anywhere_hits(self, t: _Text, regions: dict[str, tuple[int, int] | None]) -> list[Hit]:
+        """The hits of the rules that count anywhere: each pattern scanned in the windows
+        around its literals when it has a plan, else over the whole text."""
+        hits: list[Hit] = []
+        text = t.text
         for rule in self._anywhere:
             budget = self._rule_budget(rule)
             found: list[Hit] = []
@@ -151,25 +181,36 @@ class Engine:
                 for i, pat in enumerate(rule.patterns):
                     plan = self._plans[(rule.id, i)]
                     finditer = self._finder(pat, budget)
-                    if plan is not None and aligned:
-                        for lo, hi in windows(plan, folded, len(text), occurrences):
+                    if plan is not None and t.folded is not None:
+                        for lo, hi in windows(plan, t.folded, len(text), t.occurrences):
                             for m in finditer(text, lo, hi):  # usually none: no generator per window
                                 if (h := _hit(rule, m, regions)) is not None:
                                     found.append(h)
                     else:
                         found.extend(_hits(rule, finditer(text), regions))
             except TimeoutError:
-                timed_out.append(rule.id)
+                t.timed_out.append(rule.id)
                 continue
             hits.extend(found)
+        return hits
+
+    def _anchor_spans(self, t: _Text) -> dict[str, list[tuple[int, int]]]:
+        """The spans of every anchor a near rule counts from, over the whole text."""
         anchors: dict[str, list[tuple[int, int]]] = {}
         for name in self._anchors_used:
-            anchor = rs.anchors[name]
+            anchor = self.ruleset.anchors[name]
             try:
-                anchors[name] = [m.span() for m in self._finder(anchor, self._budget(anchor))(text)]
+                anchors[name] = [m.span() for m in self._finder(anchor, self._budget(anchor))(t.text)]
             except TimeoutError:
                 anchors[name] = []
-                timed_out.append(f"[anchors.{name}]")
+                t.timed_out.append(f"[anchors.{name}]")
+        return anchors
+
+    def _near_hits(self, t: _Text, regions: dict[str, tuple[int, int] | None],
+                   anchors: dict[str, list[tuple[int, int]]]) -> list[Hit]:
+        """The hits of the rules that count only near an anchor: each pattern scanned in its
+        literal windows that touch an anchor's window, or in the anchor windows themselves."""
+        text, folded = t.text, t.folded
         around: dict[tuple[str, int], list[tuple[int, int]]] = {}  # near rules share their anchor windows
 
         def near_windows(rule: Rule) -> list[tuple[int, int]]:
@@ -179,23 +220,24 @@ class Engine:
             return around[key]
 
         ends_of = {name: [e for _, e in spans] for name, spans in anchors.items()}
+        hits: list[Hit] = []
         for rule in self._near:
             spans = anchors[rule.near or ""]
             if not spans:
                 continue
             ends = ends_of[rule.near or ""]
             budget = self._rule_budget(rule)
-            found = []
+            found: list[Hit] = []
             try:
                 for i, pat in enumerate(rule.patterns):
                     plan = self._plans[(rule.id, i)]
-                    if plan is not None and aligned:
-                        wins = windows(plan, folded, len(text), occurrences)
+                    if plan is not None and folded is not None:
+                        wins = windows(plan, folded, len(text), t.occurrences)
                         if plan.width <= MARGIN:  # a match near an anchor lies in its window: skip the others
                             wins = _touching(wins, near_windows(rule))
                     else:
                         wins = near_windows(rule)
-                        required = self._required.get(pat.source) if aligned else None
+                        required = self._required.get(pat.source) if folded is not None else None
                         if required is not None:  # a window without one of its literals has no match
                             wins = [(lo, hi) for lo, hi in wins if any(folded.find(lit, lo, hi) >= 0 for lit in required)]
                     finditer = self._finder(pat, budget)
@@ -205,12 +247,10 @@ class Engine:
                                 if (h := _hit(rule, m, regions)) is not None:
                                     found.append(h)
             except TimeoutError:
-                timed_out.append(rule.id)
+                t.timed_out.append(rule.id)
                 continue
             hits.extend(found)
-        hits.sort(key=lambda h: (h.start, h.end, h.rule_id))
-        hits, rejected = attach(rs, text, hits, regions, self._context_finder(text, folded if aligned else None, timed_out))
-        return Scan(prelim=prelim, hits=hits, timed_out=timed_out, rejected=rejected)
+        return hits
 
     def _context_finder(self, text: str, folded: str | None,
                         timed_out: list[str]) -> Callable[[str, int, int], list[tuple[int, int]]]:
