@@ -51,6 +51,10 @@ def test_literals_found_in_one_pass_overlap_and_stay_in_the_stretch() -> None:
     found = Literals(["stem", "stemming", "system"]).find("systems stemming")
     assert found == {"stem": [2, 8], "system": [0], "stemming": [8]}
     assert Literals(["stem", "stemming"]).starts("stemming stem", 1, 13) == [9]
+    text = "a stem, systems, stem"
+    assert Literals(["stem"]).starts(text, 4, len(text)) == [10, 17]  # positions in the text, not the stretch
+    assert Literals(["stem"]).starts(text, 4, len(text), at_word=True) == [17]  # "stem" in "systems" follows "y"
+    assert Literals(["stem"]).starts(text, 2, 17) == [2, 10]  # wholly inside the stretch only
 
 
 def test_judge_searches_at_leading_literals_equal_finditer() -> None:

@@ -170,7 +170,8 @@ class Literals:
         character for any `\\b`)."""
         if self._empty or lo >= hi:
             return []
-        found = sorted({end - len(lit) + 1 for end, lit in self._automaton.iter(folded, lo, hi)})
+        # The automaton copies the string it walks to UCS-4: a slice, not the whole text per stretch.
+        found = sorted({lo + end - len(lit) + 1 for end, lit in self._automaton.iter(folded[lo:hi])})
         return _word_starts(folded, found) if at_word else found
 
 
