@@ -11,9 +11,10 @@ loading, imports and reading the texts cancel out).
     .venv/bin/python benchmarks/bench_label_instructions.py --texts gold          # the development gold papers
     .venv/bin/python benchmarks/bench_label_instructions.py --no-attach           # without the attachment judge
     # another version of the code on the same texts, e.g. before the judge:
-    git archive 56c779f^ | tar -x -C /tmp/before
+    mkdir -p /tmp/before && git archive 56c779f^ | tar -x -C /tmp/before
     .venv/bin/python benchmarks/bench_label_instructions.py --code /tmp/before --rules /tmp/before/patterns/rouge/rouge-precise.toml
 
+The texts are always made by this checkout (so every `--code` labels the same ones).
 `--texts corpus` (the default) takes the first `--papers` papers about ROUGE of
 bench_label.py's generated corpus (the other 95% leave at the preliminary search and
 cost about the same in every version); `--texts gold` the development gold papers
@@ -65,7 +66,13 @@ def main() -> int:
         return 1
     with tempfile.TemporaryDirectory() as tmp:
         texts_file = Path(tmp) / "texts.pickle"
-        texts = read_texts(args.texts, args.papers)
+        try:
+            texts = read_texts(args.texts, args.papers)
+        except Exception as exc:  # e.g. the gold PDFs are not fetched
+            print(f"error: cannot read the {args.texts} texts: {exc}", file=sys.stderr)
+            if args.texts == "gold":
+                print("hint: fetch the PDFs first (python gold/papers/fetch.py; see bench_gold_papers.py)", file=sys.stderr)
+            return 1
         texts_file.write_bytes(pickle.dumps(texts))
         counts = [instructions(texts_file, n, args) for n in (len(texts), 0)]
     spent = counts[0] - counts[1]
