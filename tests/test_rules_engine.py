@@ -55,6 +55,7 @@ def test_literals_found_in_one_pass_overlap_and_stay_in_the_stretch() -> None:
     assert Literals(["stem"]).starts(text, 4, len(text)) == [10, 17]  # positions in the text, not the stretch
     assert Literals(["stem"]).starts(text, 4, len(text), at_word=True) == [17]  # "stem" in "systems" follows "y"
     assert Literals(["stem"]).starts(text, 2, 17) == [2, 10]  # wholly inside the stretch only
+    assert Literals(["stem"]).starts(text, -5, 7) == [2]  # a stretch before the text's start is clipped
 
 
 def test_judge_searches_at_leading_literals_equal_finditer() -> None:

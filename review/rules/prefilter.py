@@ -168,6 +168,7 @@ class Literals:
         """The sorted distinct starts of the literals' occurrences that lie within [lo, hi);
         with `at_word`, not those right after an ASCII letter, digit or underscore (a word
         character for any `\\b`)."""
+        lo = max(0, lo)  # a negative start would slice from the end
         if self._empty or lo >= hi:
             return []
         # The automaton copies the string it walks to UCS-4: a slice, not the whole text per stretch.
