@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from review.rules.model import Attachment, RuleSet
-from review.rules.prefilter import max_width
+from review.rules.prefilter import max_width, merged_windows
 
 Span = tuple[int, int]
 
@@ -107,7 +107,7 @@ class Matches:
             spans[:] = sorted(spans + found)
             starts[:] = [s for s, _ in spans]
             self.ends[:] = [e for _, e in spans]
-        self._done = _union(self._done, gaps)
+        self._done = merged_windows(sorted(self._done + gaps), 0, self._length)
 
     def _gaps(self, runs: Sequence[Span]) -> list[Span]:
         """The parts of the runs not yet searched, in order."""
@@ -128,18 +128,6 @@ class Matches:
                 gaps.append((pos, nxt))
                 pos = nxt
         return gaps
-
-
-def _union(a: list[Span], b: list[Span]) -> list[Span]:
-    """The merged union of two sorted lists of stretches."""
-    out: list[Span] = []
-    for lo, hi in sorted(a + b):
-        if out and lo <= out[-1][1]:
-            if hi > out[-1][1]:
-                out[-1] = (out[-1][0], hi)
-        else:
-            out.append((lo, hi))
-    return out
 
 
 class Judge:

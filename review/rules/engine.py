@@ -33,7 +33,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from review.rules.guard import Budget, needs_timer
 from review.rules.model import Kind, Pattern, Region, Rule, RuleSet
-from review.rules.prefilter import Literals, begins_at_word, leading_literals, plan_for, required_literals, windows
+from review.rules.prefilter import (Literals, begins_at_word, leading_literals, merged_windows, plan_for,
+                                   required_literals, windows)
 
 DEFAULT_TIMEOUT = 1.0
 """CPU seconds per rule and paper when none is given (the default of `label.regex_timeout`)."""
@@ -442,18 +443,6 @@ def region_span(region: Region, text: str, start_finditer: Callable[..., Any] | 
         if m is not None:
             stop = m.start()
     return begin, stop
-
-
-def merged_windows(spans: Sequence[tuple[int, int]], reach: int, length: int) -> list[tuple[int, int]]:
-    """Union of [start - reach, end + reach] over anchor spans, clipped to the text."""
-    out: list[tuple[int, int]] = []
-    for s, e in spans:
-        lo, hi = max(0, s - reach), min(length, e + reach)
-        if out and lo <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], hi))
-        else:
-            out.append((lo, hi))
-    return out
 
 
 def near(start: int, end: int, spans: Sequence[tuple[int, int]], ends: Sequence[int], window: int) -> bool:

@@ -197,10 +197,14 @@ def windows(plan: Plan, folded: str, length: int,
     if len(plan.literals) == 1:  # one literal: its occurrences are in order, and all as long
         lit = plan.literals[0]
         return _merged(found.get(lit, ()), len(lit) + w, w, length)
-    points = sorted((i, i + len(lit)) for lit in plan.literals for i in found.get(lit, ()))
+    return merged_windows(sorted((i, i + len(lit)) for lit in plan.literals for i in found.get(lit, ())), w, length)
+
+
+def merged_windows(spans: Iterable[tuple[int, int]], reach: int, length: int) -> list[tuple[int, int]]:
+    """Union of [start - reach, end + reach) over spans sorted by start, clipped to [0, length)."""
     out: list[tuple[int, int]] = []
-    for s, e in points:
-        lo, hi = s - w if s > w else 0, e + w if e + w < length else length
+    for s, e in spans:
+        lo, hi = s - reach if s > reach else 0, e + reach if e + reach < length else length
         if out and lo <= out[-1][1]:
             if hi > out[-1][1]:
                 out[-1] = (out[-1][0], hi)
