@@ -73,18 +73,9 @@ class Matches:
         self.ends: list[int] = []  # sorted too: the matches do not overlap
         self._done: list[Span] = []  # disjoint sorted stretches whose match starts are all known
 
-    def within(self, lo: int, hi: int) -> list[Span]:
-        """Matches that start in [lo, hi)."""
-        lo, hi = max(0, lo), min(self._length, hi)
-        if lo >= hi:
-            return []
-        self.fill([(lo, hi)])
-        starts = self.starts
-        return self.spans[bisect.bisect_left(starts, lo):bisect.bisect_left(starts, hi)]
-
     def known(self, lo: int, hi: int) -> range:
         """Indexes (into `spans`, `starts`, `ends`) of the matches that start in [lo, hi),
-        a stretch already searched (`fill`, `within`)."""
+        a stretch already searched (`fill`)."""
         return range(bisect.bisect_left(self.starts, lo), bisect.bisect_left(self.starts, hi))
 
     def fill(self, runs: Sequence[Span]) -> None:
