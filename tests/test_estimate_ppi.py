@@ -4,8 +4,10 @@ ppi-python cannot live in the project's environment: its wheel installs a top-le
 `tests` package that shadows this folder (every `from tests.x import` breaks), and its
 import takes seconds (numba, scikit-learn, statsmodels). So the reference runs in its own
 virtual environment, as Label Studio does: `REVIEW_PPI_PYTHON` (default
-/root/.cache/review-ppi/venv/bin/python; `python3 -m venv DIR && DIR/bin/pip install
-ppi-python==0.2.3`), one subprocess for all cases; without it that test skips.
+~/.cache/review-ci/ppi-venv/bin/python, where `.ci/run` builds it from locks/ppi.txt;
+by hand: `python3 -m venv DIR && DIR/bin/pip install --require-hashes --no-deps -r
+locks/ppi.txt`), one subprocess for all cases. Without it that test skips, except under
+CI, where it fails: CI must never pass by leaving the reference out.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import pytest
 from review.estimate.ppi import Stratum, automated_ratio, classical_ratio, ppi_ratio
 from review.estimate.simulate import Design, Rules, simulate
 
-REFERENCE = Path(os.environ.get("REVIEW_PPI_PYTHON", "/root/.cache/review-ppi/venv/bin/python"))
+REFERENCE = Path(os.environ.get("REVIEW_PPI_PYTHON", Path.home() / ".cache/review-ci/ppi-venv/bin/python"))
 REFERENCE_SCRIPT = """
 import json, sys
 import numpy as np
@@ -47,6 +49,8 @@ def _labels(rng: np.random.Generator, size: int, n: int, rate: float, err: float
 
 def test_one_stratum_equals_ppi_python():
     if not REFERENCE.is_file():
+        if os.environ.get("CI"):
+            pytest.fail(f"no ppi-python reference environment at {REFERENCE} in CI (.ci/run builds it)")
         pytest.skip(f"no ppi-python reference environment at {REFERENCE} (set REVIEW_PPI_PYTHON)")
     cases = []
     for seed in range(8):

@@ -37,8 +37,10 @@ def _sh(command: str, cwd: Path, timeout: float) -> subprocess.CompletedProcess[
 
 def test_quick_start_commands_are_the_documented_ones():
     first, second = quick_start_commands()
-    assert first == "python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/review survey --sample"
-    assert second == "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/pytest"
+    install = ("python3 -m venv .venv && .venv/bin/pip install --require-hashes --no-deps -r locks/review.txt"
+               " && .venv/bin/pip install --no-deps --no-build-isolation -e .")
+    assert first == f"{install} && .venv/bin/review survey --sample"
+    assert second == f"{install} && .venv/bin/pytest"
 
 
 @pytest.mark.skipif(bool(os.environ.get(INNER)), reason="already inside the fresh-clone test")
