@@ -12,6 +12,14 @@ Responses that retrying cannot fix (404, 403, 410, ...) are returned to the call
 records them. When retries run out, `FetchError` is raised with a short `reason`.
 URLs in messages are stripped of credentials and token-like query parameters.
 
+Every answer is read through a guarded reader: a body longer than
+`http.max_response_bytes` (decoded bytes, or a larger Content-Length) stops with
+`ResponseTooLarge` naming the URL, so an endless answer costs a bounded amount of memory.
+The cap is one mechanism for all three client libraries: `CappedAdapter` for requests
+(this client, and PyGithub's session), `CappedTransport` for httpx (label-studio-sdk).
+JSON is parsed by `load_json`, which refuses nesting deeper than `http.max_json_depth`
+(and never lets a RecursionError escape), so one hostile answer is one bad item.
+
 A redirect from a public address into a loopback, private or link-local one is refused
 before it is requested (`FetchError`, reason `internal_redirect`): a publisher's URL must
 not make the tool read an internal service and keep its answer. A URL the user configured
@@ -24,6 +32,7 @@ resolves to; one that does not resolve here (reached through a proxy) counts as 
 from __future__ import annotations
 
 import ipaddress
+import json
 import random
 import socket
 import threading
@@ -31,9 +40,10 @@ import time
 from dataclasses import dataclass, field
 from datetime import timezone
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, Iterator
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
+import httpx
 import requests
 from requests.adapters import HTTPAdapter
 
@@ -179,7 +189,7 @@ class HttpClient:
         self._stop = threading.Event()
         self.session = requests.Session()
         pool = max(10, settings.per_host_concurrency * 2)
-        adapter = HTTPAdapter(pool_connections=32, pool_maxsize=pool, max_retries=0)
+        adapter = CappedAdapter(settings.max_response_bytes, pool_connections=32, pool_maxsize=pool, max_retries=0)
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
         self.session.headers["User-Agent"] = self.user_agent
@@ -212,6 +222,14 @@ class HttpClient:
                 log.debug("redirect to another host: %s -> %s", redact_url(current), redact_url(target))
             current = target
         raise FetchError(f"more than {MAX_REDIRECTS} redirects", item=redact_url(url), reason="too_many_redirects")
+
+    def read_json(self, resp: requests.Response, what: str) -> Any:
+        """The body of `resp` as JSON through `load_json`; `FetchError` (bad_response) naming `what` otherwise."""
+        try:
+            return load_json(resp.content, max_depth=self.settings.max_json_depth)
+        except ValueError as exc:
+            raise FetchError(f"{what}: not usable JSON ({exc})", item=redact_url(resp.url or ""),
+                             reason="bad_response") from None
 
     def _check_redirect(self, url: str, source: str, target: str) -> None:
         """Refuse a hop from a public address into an internal one (see the module docstring)."""
@@ -360,3 +378,193 @@ def _short(exc: BaseException) -> str:
     if reason is not None:
         text += f": {type(reason).__name__}"
     return text
+
+
+# ------------------------------------------------------------------ the guarded reader
+
+class ResponseTooLarge(FetchError):
+    """An answer longer than `http.max_response_bytes`: refused before it fills the memory."""
+
+    def __init__(self, url: str, limit: int, declared: int | None = None):
+        said = f" (Content-Length {declared})" if declared is not None else ""
+        super().__init__(f"answer larger than {limit} bytes{said} refused", item=redact_url(url), reason="too_large",
+                         hint="raise http.max_response_bytes if this service really sends answers that large")
+        self.limit = limit
+
+
+def _declared_length(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+class _Meter:
+    """Counts the bytes of one answer and raises `ResponseTooLarge` past the limit."""
+
+    def __init__(self, limit: int, url: str):
+        self.limit, self.url, self.seen = limit, url, 0
+
+    def add(self, n: int) -> None:
+        self.seen += n
+        if self.limit > 0 and self.seen > self.limit:
+            raise ResponseTooLarge(self.url, self.limit)
+
+
+class _CappedRaw:
+    """A urllib3 response whose `stream` and `read` stop at the limit (decoded bytes, as requests reads them)."""
+
+    _own = ("_raw", "_meter")
+
+    def __init__(self, raw: Any, meter: _Meter):
+        object.__setattr__(self, "_raw", raw)
+        object.__setattr__(self, "_meter", meter)
+
+    def stream(self, amt: int | None = 2 ** 16, decode_content: bool | None = None) -> Iterator[bytes]:
+        for chunk in self._raw.stream(amt, decode_content=decode_content):
+            self._meter.add(len(chunk))
+            yield chunk
+
+    def read(self, amt: int | None = None, *args: Any, **kwargs: Any) -> bytes:
+        if amt is not None:
+            data = self._raw.read(amt, *args, **kwargs)
+            self._meter.add(len(data))
+            return data
+        parts = []
+        while True:  # an unbounded read() of an endless body would never return
+            data = self._raw.read(2 ** 16, *args, **kwargs)
+            if not data:
+                return b"".join(parts)
+            self._meter.add(len(data))
+            parts.append(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._raw, name, value)
+
+
+class CappedAdapter(HTTPAdapter):
+    """A requests adapter whose every response body stops at `max_bytes` (0 = no cap)."""
+
+    __attrs__ = [*HTTPAdapter.__attrs__, "max_bytes"]
+
+    def __init__(self, max_bytes: int, **kwargs: Any):
+        self.max_bytes = max_bytes
+        super().__init__(**kwargs)
+
+    def build_response(self, req: Any, resp: Any) -> requests.Response:
+        response = super().build_response(req, resp)
+        if self.max_bytes > 0:
+            url = response.url or getattr(req, "url", "") or ""
+            declared = _declared_length(response.headers.get("Content-Length"))
+            if declared is not None and declared > self.max_bytes:
+                response.close()
+                raise ResponseTooLarge(url, self.max_bytes, declared)
+            response.raw = _CappedRaw(response.raw, _Meter(self.max_bytes, url))
+        return response
+
+
+def cap_session(session: requests.Session, max_bytes: int, *, retries: Any = 0, pool: int = 10) -> None:
+    """Mount `CappedAdapter`s on a session made by another library (PyGithub's)."""
+    adapter = CappedAdapter(max_bytes, max_retries=retries, pool_connections=pool, pool_maxsize=pool)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+
+
+class _CappedStream(httpx.SyncByteStream):
+    """An httpx body stream that counts decoded bytes (gzip/deflate inflated to count them)."""
+
+    def __init__(self, inner: Any, meter: _Meter, encoding: str):
+        self._inner, self._meter = inner, meter
+        self._inflate = None
+        if encoding in ("gzip", "x-gzip", "deflate"):
+            import zlib
+
+            self._inflate = zlib.decompressobj(47 if encoding != "deflate" else 15)
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._inner:
+            self._meter.add(self._decoded_size(chunk))
+            yield chunk
+
+    def _decoded_size(self, chunk: bytes) -> int:
+        if self._inflate is None:
+            return len(chunk)
+        try:
+            n = len(self._inflate.decompress(chunk, 2 ** 20))
+            while self._inflate.unconsumed_tail:
+                n += len(self._inflate.decompress(self._inflate.unconsumed_tail, 2 ** 20))
+            return n
+        except Exception:  # noqa: BLE001 - httpx's own decoder reports a broken stream
+            self._inflate = None
+            return len(chunk)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class CappedTransport(httpx.BaseTransport):
+    """An httpx transport whose every response body stops at `max_bytes` (0 = no cap)."""
+
+    def __init__(self, max_bytes: int, inner: httpx.BaseTransport | None = None):
+        self.max_bytes = max_bytes
+        self._inner = inner or httpx.HTTPTransport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self._inner.handle_request(request)
+        if self.max_bytes <= 0:
+            return response
+        url = str(request.url)
+        declared = _declared_length(response.headers.get("Content-Length"))
+        if declared is not None and declared > self.max_bytes:
+            response.close()
+            raise ResponseTooLarge(url, self.max_bytes, declared)
+        encoding = response.headers.get("Content-Encoding", "").strip().lower()
+        return httpx.Response(response.status_code, headers=response.headers, request=request,
+                              extensions=response.extensions,
+                              stream=_CappedStream(response.stream, _Meter(self.max_bytes, url), encoding))
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def capped_httpx_client(settings: HttpSettings, *, timeout: float | None = None) -> httpx.Client:
+    """An httpx client (for label-studio-sdk) whose answers stop at `http.max_response_bytes`."""
+    return httpx.Client(transport=CappedTransport(settings.max_response_bytes),
+                        timeout=settings.timeout if timeout is None else timeout, follow_redirects=True)
+
+
+def json_depth(value: Any, limit: int) -> int:
+    """How deeply lists and objects nest in `value`, counted without recursion (stops past `limit`)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if limit > 0 and deepest > limit:
+            return deepest
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest
+
+
+def load_json(data: bytes | str, *, max_depth: int) -> Any:
+    """Parse JSON, refusing nesting deeper than `max_depth` (ValueError, never RecursionError).
+
+    Why: the standard parser recurses, so `[[[[...` 200,000 deep ends in a RecursionError that
+    kills the whole run; and every later walk over the value (redaction, storing) recurses too.
+    """
+    try:
+        value = json.loads(data)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {max_depth} levels") from None
+    if max_depth > 0 and json_depth(value, max_depth) > max_depth:
+        raise ValueError(f"nested deeper than {max_depth} levels")
+    return value

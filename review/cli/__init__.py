@@ -7,6 +7,7 @@ turns `ReviewError`s into one line plus a hint and a per-class exit code.
 from __future__ import annotations
 
 import sys
+import traceback
 from pathlib import Path
 from typing import Optional
 
@@ -70,8 +71,25 @@ def main(argv: list[str] | None = None) -> None:
         app(args=argv, prog_name="review")
     except ReviewError as exc:
         if debug:
-            raise
+            print_traceback(exc)
         err_console().print(redact(f"error: {exc}"), markup=False)
         if exc.hint:
             err_console().print(redact(f"hint: {exc.hint}"), markup=False)
         sys.exit(exc.exit_code)
+    except Exception as exc:  # a bug or an unforeseen answer: the traceback, but never a secret in it
+        print_traceback(exc)
+        if not debug:
+            err_console().print(redact(f"error: unexpected {type(exc).__name__}: {exc}"), markup=False)
+        sys.exit(1)
+
+
+def print_traceback(exc: BaseException) -> None:
+    """The traceback of `exc` on stderr, through the one redactor.
+
+    Why not a bare `raise`: Python would print the exception's text as it is, and a
+    service that echoes the request (an Authorization header in a 400 body) puts the key
+    right there. Chained exceptions are printed too, each line redacted.
+    """
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    sys.stderr.write(redact(text))
+    sys.stderr.flush()

@@ -37,11 +37,11 @@ from review.db.base import utcnow
 from review.db.models import Codebase, WorkItem
 from review.db.session import Database
 from review.errors import ServiceError
-from review.http import user_agent
+from review.http import cap_session, user_agent
 from review.log import get_logger
 from review.progress import progress
 from review.runs import record_run
-from review.settings import Settings
+from review.settings import HttpSettings, Settings
 from review.stage import held
 
 log = get_logger("codebases.github")
@@ -86,13 +86,14 @@ class GitHubClient:
     def __init__(self, api_url: str, token: str | None, *, timeout: float = 30.0, max_wait: float = 3900.0,
                  sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.time,
                  on_wait: Callable[[str], None] | None = None, contact: str = "", retries: int = 3,
-                 backoff: float = 1.0):
+                 backoff: float = 1.0, max_bytes: int = HttpSettings().max_response_bytes):
         # 5xx only: rate-limit answers must reach `_call`, which waits for them visibly
         retry = Retry(total=retries, backoff_factor=backoff, status_forcelist=(500, 502, 503, 504),
                       allowed_methods=frozenset({"GET"}), respect_retry_after_header=False, raise_on_status=False)
         self.gh = Github(auth=Auth.Token(token) if token else None, base_url=api_url.rstrip("/"),
                          timeout=int(timeout), retry=retry, user_agent=user_agent(contact), per_page=5,
                          seconds_between_requests=None, seconds_between_writes=None)
+        _cap_answers(self.gh, max_bytes)
         self.has_token = bool(token)
         self.max_wait = max_wait
         self.sleep, self.clock, self.on_wait = sleep, clock, on_wait
@@ -232,7 +233,8 @@ def run_github(db: Database, settings: Settings, *, limit: int | None = None, re
     if client is None:
         client = GitHubClient(settings.code.github_api_url, token, timeout=settings.http.timeout,
                               max_wait=settings.code.max_wait, contact=settings.http.user_agent,
-                              retries=settings.http.retries, backoff=settings.http.backoff)
+                              retries=settings.http.retries, backoff=settings.http.backoff,
+                              max_bytes=settings.http.max_response_bytes)
     result = GithubResult(term=search_term(settings))
     args = {"term": result.term, "limit": limit, "refresh": refresh, "retry_failed": retry_failed, "api": settings.code.github_api_url,
             "token": "set" if token else "absent"}
@@ -364,6 +366,28 @@ def check_service(client: GitHubClient, api_url: str) -> None:
     except (OSError, requests.RequestException) as exc:
         raise ServiceError(f"GitHub API unreachable: {type(exc).__name__}", item=api_url,
                            hint="check code.github_api_url and the network") from None
+
+
+def _cap_answers(gh: Github, max_bytes: int) -> None:
+    """Every answer PyGithub reads stops at `max_bytes` (`review.http.CappedAdapter`).
+
+    PyGithub (2.x) has no option for this: its Requester makes its connection lazily from
+    the connection class it keeps per instance, and that connection reads each answer whole
+    through its own `requests.Session`. So the class is swapped, on this instance only, for
+    one that mounts the capped adapter (same retry and pool) on that session.
+    """
+    requester = gh.requester
+    name = "_Requester__connectionClass"
+    base = getattr(requester, name, None)
+    if base is None:
+        raise RuntimeError("PyGithub's Requester has no connection class to cap (PyGithub changed?)")
+
+    class Capped(base):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            cap_session(self.session, max_bytes, retries=self.retry, pool=self.pool_size)
+
+    setattr(requester, name, Capped)
 
 
 def _lower(headers: dict[str, Any]) -> dict[str, str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from review.db.session import Database
-from review.errors import ConfigError, FetchError, ItemsFailed
+from review.errors import ConfigError, FetchError, InputFileError, ItemsFailed
 from review.harvest.dblp_coverage import Coverage, coverage_warnings, empty_venues
 from review.harvest.dblp_record import SOURCE, DblpPublication, to_record
 from review.harvest.dblp_venues import Venue, venues_for
@@ -199,15 +199,26 @@ def _from_dump(handle: HarvestRun, store: RecordStore, table: list[Venue], recor
 
     result = handle.result
     with progress(None, "harvest dblp (dump)") as bar:
-        for item in iter_dump(dump, dtd, table):
-            if item.outcome == "paper" and item.pub is not None and item.venue is not None:
-                year = item.venue.main_toc_year(item.toc or "")
-                _keep(handle, store, record_filter, item.pub, item.venue, year if year is not None else 0)
-            elif item.outcome == "not_paper":
-                result.not_papers += 1
-            else:
-                result.skipped[item.outcome] += 1
-                if item.outcome == "main_conference" and item.toc:
-                    result.other_tocs[item.toc] += 1
-            bar.advance()
-            handle.checkpoint()
+        try:
+            _read_dump(handle, store, record_filter, iter_dump(dump, dtd, table), bar)
+        except InputFileError as exc:  # the dump broke off: every record before the fault is complete, keep it
+            store.flush()
+            result.note_failure(str(dump), exc.message)
+            raise
+
+
+def _read_dump(handle: HarvestRun, store: RecordStore, record_filter: RecordFilter, items: Any, bar: Any) -> None:
+    """Count and keep the dump's records one by one (each is written through the store)."""
+    result = handle.result
+    for item in items:
+        if item.outcome == "paper" and item.pub is not None and item.venue is not None:
+            year = item.venue.main_toc_year(item.toc or "")
+            _keep(handle, store, record_filter, item.pub, item.venue, year if year is not None else 0)
+        elif item.outcome == "not_paper":
+            result.not_papers += 1
+        else:
+            result.skipped[item.outcome] += 1
+            if item.outcome == "main_conference" and item.toc:
+                result.other_tocs[item.toc] += 1
+        bar.advance()
+        handle.checkpoint()

@@ -70,8 +70,9 @@ def fetch_toc(client: HttpClient, base: str, venue: Venue, toc_name: str, *, pag
         if resp.status_code != 200:
             raise FetchError(f"DBLP answered HTTP {resp.status_code}", item=venue.toc_query(toc_name),
                              reason=f"http_{resp.status_code}")
+        body = client.read_json(resp, "DBLP search answer")  # capped in size and depth: FetchError otherwise
         try:
-            hits = resp.json()["result"]["hits"]
+            hits = body["result"]["hits"]
             total = int(hits.get("@total", 0))
             page = as_list(hits.get("hit"))
         except (ValueError, KeyError, TypeError, AttributeError) as exc:

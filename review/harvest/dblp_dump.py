@@ -1,15 +1,18 @@
 """DBLP dump mode: stream dblp.xml(.gz) in constant memory, entities from the local DTD.
 
 Why this shape: the dump is several GB with millions of records and uses named entities
-(`&uuml;`) defined only in dblp.dtd. lxml's iterparse reads it record by record; each
-record is cleared and its finished siblings dropped, so memory stays flat whatever the
-size. The DTD comes from a local file through a resolver, and the parser runs with
+(`&uuml;`) defined only in dblp.dtd. lxml's pull parser is fed 64 KB at a time and hands over
+each record as it ends; each record is cleared and its finished siblings dropped, so
+memory stays flat whatever the size. A dump that breaks off (a truncated gzip, a bad
+element) still delivers every record completed before the fault, then raises
+`InputFileError` with the reason; the harvest keeps those records. The DTD comes from a local file through a resolver, and the parser runs with
 `no_network=True`: parsing never touches the network.
 """
 
 from __future__ import annotations
 
 import gzip
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, NamedTuple
@@ -19,6 +22,9 @@ from lxml import etree
 from review.errors import InputFileError
 from review.harvest.dblp_record import DblpPublication
 from review.harvest.dblp_venues import Venue, toc_of
+
+CHUNK = 1 << 16  # bytes fed to the parser at a time; a fault costs at most the record it falls in
+_KEPT = "the records read before the fault were kept; fetch the dump again and rerun"
 
 # Every record type of dblp.dtd; all are top-level children of <dblp>.
 RECORD_TAGS = ("article", "inproceedings", "proceedings", "book", "incollection", "phdthesis",
@@ -74,22 +80,43 @@ def iter_dump(path: Path, dtd: Path | None, venues: list[Venue]) -> Iterator[Dum
                              hint="put dblp.dtd next to the dump or set harvest.dblp_dtd")
     by_stream = {v.stream: v for v in venues}
     prefixes = tuple(f"{s}/" for s in by_stream)
+    parser = etree.XMLPullParser(events=("end",), tag=RECORD_TAGS, load_dtd=True, no_network=True,
+                                 resolve_entities=True, huge_tree=True, remove_comments=True)
+    parser.resolvers.add(_LocalDtd(dtd))
+    fault: InputFileError | None = None
     with _open(path) as fh:
-        context = etree.iterparse(fh, events=("end",), tag=RECORD_TAGS, load_dtd=True, no_network=True,
-                                  resolve_entities=True, huge_tree=True, remove_comments=True)
-        context.resolvers.add(_LocalDtd(dtd))
-        try:
-            for _event, elem in context:
+        while fault is None:
+            block = b""
+            try:
+                block = fh.read(CHUNK)
+                if block:
+                    parser.feed(block)
+                else:
+                    parser.close()
+            except etree.XMLSyntaxError as exc:
+                fault = InputFileError(f"unreadable DBLP XML: {exc}", item=str(path), hint=_KEPT)
+            except (EOFError, OSError, zlib.error) as exc:  # a gzip cut short (BadGzipFile is an OSError)
+                fault = InputFileError(f"unreadable DBLP dump: {type(exc).__name__}: {exc}", item=str(path),
+                                       hint=_KEPT)
+            # the records completed before a fault are still delivered (the pull parser keeps them)
+            for _event, elem in parser.read_events():
                 key = elem.get("key") or ""
                 if key.startswith(prefixes):
                     yield _classify(elem, key, by_stream)
-                elem.clear()
-                parent = elem.getparent()
-                if parent is not None:
-                    while elem.getprevious() is not None:
-                        del parent[0]
-        except etree.XMLSyntaxError as exc:
-            raise InputFileError(f"unreadable DBLP XML: {exc}", item=str(path)) from None
+                _drop(elem)
+            if not block:
+                break
+    if fault is not None:
+        raise fault
+
+
+def _drop(elem: etree._Element) -> None:
+    """Free a finished record and its finished siblings: memory stays flat whatever the size."""
+    elem.clear()
+    parent = elem.getparent()
+    if parent is not None:
+        while elem.getprevious() is not None:
+            del parent[0]
 
 
 def _classify(elem: etree._Element, key: str, by_stream: dict[str, Venue]) -> DumpItem:

@@ -27,6 +27,7 @@ import multiprocessing as mp
 import os
 import re
 import time
+import zlib
 from collections import Counter, deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -117,18 +118,22 @@ def run_import_texts(db: Database, settings: Settings, path: str | Path, *, fmt:
     with progress(total_rows(path, fmt), f"import texts from {path.name}") as bar, _Pool(workers) as pool:
         window: deque[tuple[list[tuple[Row, int, int | None]], Future | list[str]]] = deque()
         taken = 0
+        fault: InputFileError | None = None
         try:
-            for chunk in rows:
-                if limit is not None:
-                    chunk = chunk[: max(0, limit - taken)]
-                    if not chunk:
-                        break
-                taken += len(chunk)
-                todo = writer.select(chunk)
-                bar.advance(len(chunk) - len(todo))
-                window.append((todo, pool.submit([r.text or "" for r, _, _ in todo])))
-                while len(window) > max(1, workers) * 2:
-                    bar.advance(writer.write(*_ready(window.popleft())))
+            try:
+                for chunk in rows:
+                    if limit is not None:
+                        chunk = chunk[: max(0, limit - taken)]
+                        if not chunk:
+                            break
+                    taken += len(chunk)
+                    todo = writer.select(chunk)
+                    bar.advance(len(chunk) - len(todo))
+                    window.append((todo, pool.submit([r.text or "" for r, _, _ in todo])))
+                    while len(window) > max(1, workers) * 2:
+                        bar.advance(writer.write(*_ready(window.popleft())))
+            except InputFileError as exc:  # the file broke off: what was read before is still written
+                fault = exc
             while window:
                 bar.advance(writer.write(*_ready(window.popleft())))
         finally:
@@ -136,6 +141,8 @@ def run_import_texts(db: Database, settings: Settings, path: str | Path, *, fmt:
             writer.checkpoint()
     if run is not None:
         run.summary = report.summary
+    if fault is not None:
+        raise fault
     return report
 
 
@@ -205,27 +212,44 @@ def _ocl_rows(path: Path, batch: int) -> Iterator[list[Row]]:
 
 
 def _jsonl_rows(path: Path, batch: int, report: TextImportReport) -> Iterator[list[Row]]:
+    """Rows batch by batch; a file that breaks off (truncated gzip) yields what came before, then
+    raises `InputFileError` with the reason (the caller writes those rows, then fails)."""
     opener = gzip.open if path.name.lower().endswith(".gz") else open
     out: list[Row] = []
-    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:  # type: ignore[operator]
-        for n, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-                ident, text = obj["ident"], obj["text"]
-                if not isinstance(ident, (str, int)) or not isinstance(text, (str, type(None))):
-                    raise TypeError("ident must be a string, text a string")
-            except (ValueError, KeyError, TypeError) as exc:
-                report.counts["malformed"] += 1
-                log.warning("%s line %d: not a {\"ident\", \"text\"} object (%s)", path.name, n, exc)
-                continue
-            out.append(Row(str(ident), text, n))
-            if len(out) >= batch:
-                yield out
-                out = []
+    n = 0
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="replace") as fh:  # type: ignore[operator]
+            for n, line in enumerate(fh, start=1):
+                row = _jsonl_row(path, n, line, report)
+                if row is not None:
+                    out.append(row)
+                if len(out) >= batch:
+                    yield out
+                    out = []
+    except (EOFError, OSError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+        if out:
+            yield out
+        raise InputFileError(f"unreadable after line {n}: {type(exc).__name__}: {exc}", item=str(path),
+                             hint="the rows before it were imported; fetch the file again and rerun") from None
     if out:
         yield out
+
+
+def _jsonl_row(path: Path, n: int, line: str, report: TextImportReport) -> Row | None:
+    """One line as a row, or None (blank, or malformed: counted and logged)."""
+    if not line.strip():
+        return None
+    try:
+        obj = json.loads(line)
+        ident, text = obj["ident"], obj["text"]
+        if not isinstance(ident, (str, int)) or not isinstance(text, (str, type(None))):
+            raise TypeError("ident must be a string, text a string")
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
+        report.counts["malformed"] += 1
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        log.warning("%s line %d: not a {\"ident\", \"text\"} object (%s)", path.name, n, reason)
+        return None
+    return Row(str(ident), text, n)
 
 
 class _Writer:

@@ -9,7 +9,6 @@ put into an error message. Every failure becomes a `ServiceError` naming what wa
 
 from __future__ import annotations
 
-import json
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,8 +20,10 @@ from label_studio_sdk import LabelStudio
 from label_studio_sdk.core.api_error import ApiError
 
 from review.errors import ConfigError, ServiceError
+from review.http import ResponseTooLarge, capped_httpx_client, load_json
+from review.labelstudio.shapes import Checked, check_task
 from review.log import get_logger
-from review.settings import Settings
+from review.settings import HttpSettings, Settings
 
 log = get_logger("labelstudio")
 
@@ -86,7 +87,8 @@ class RemoteTask:
 class LabelStudioClient:
     """One connection to one Label Studio server, acting as the key's owner."""
 
-    def __init__(self, url: str, api_key: str, *, key_env: str = "LABEL_STUDIO_API_KEY", timeout: float = 60.0):
+    def __init__(self, url: str, api_key: str, *, key_env: str = "LABEL_STUDIO_API_KEY", timeout: float = 60.0,
+                 http: HttpSettings | None = None):
         if not url:
             raise ConfigError("no Label Studio URL", hint=f"set {URL_ENV} or label_studio.url")
         if not api_key:
@@ -95,7 +97,10 @@ class LabelStudioClient:
         self.url = url.rstrip("/")
         self.server_url = normalize_server_url(url)
         self.key_env = key_env
-        self._sdk = LabelStudio(base_url=self.url, api_key=api_key, timeout=timeout)
+        # the SDK's httpx client is ours: every answer stops at http.max_response_bytes
+        self.http = http or HttpSettings()
+        self._sdk = LabelStudio(base_url=self.url, api_key=api_key, timeout=timeout,
+                                httpx_client=capped_httpx_client(self.http, timeout=timeout))
         self._identity: tuple[str | None] | None = None
 
     def __repr__(self) -> str:  # never show the key
@@ -107,7 +112,7 @@ class LabelStudioClient:
         ls = settings.label_studio
         url = os.environ.get(URL_ENV) or ls.url
         key = os.environ.get(ls.api_key_env, "")
-        return cls(url, key, key_env=ls.api_key_env, timeout=ls.timeout)
+        return cls(url, key, key_env=ls.api_key_env, timeout=ls.timeout, http=settings.http)
 
     def origin(self, project_id: int) -> str:
         """How decisions from one project are labelled: normalized server URL and project id, no key."""
@@ -118,6 +123,11 @@ class LabelStudioClient:
         """Translate transport and HTTP failures into one clear ServiceError."""
         try:
             yield
+        except ResponseTooLarge as exc:
+            raise ServiceError(f"Label Studio's answer is too large ({what}): {exc.message}", item=exc.item,
+                               hint=exc.hint) from None
+        except RecursionError:  # the SDK parses with the recursive json module
+            raise ServiceError(f"Label Studio's answer is nested too deeply to read ({what})", item=self.url) from None
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise ServiceError(f"cannot reach Label Studio ({what}): {type(exc).__name__}", item=self.url,
                                hint=f"is the server running? set {URL_ENV} or label_studio.url") from None
@@ -200,28 +210,35 @@ class LabelStudioClient:
             self._sdk.projects.delete(project_id)
 
     # --- tasks and predictions
-    def tasks_page(self, project_id: int, page: int, page_size: int = 100, *,
-                   annotations: bool = True) -> tuple[list[RemoteTask], bool]:
+    def tasks_page(self, project_id: int, page: int, page_size: int = 100, *, annotations: bool = True,
+                   checked: Checked | None = None) -> tuple[list[RemoteTask], bool]:
         """One page of tasks (id and data, and their annotations if asked) and whether more follow.
 
         The page itself asks only for id and data, and the annotations of its tasks come from
         the project's JSON export limited to those task ids: together about twice as fast as
         the full task serialization, and still one page at a time (a pull commits per page).
+        Every task and annotation is checked at the boundary (`review.labelstudio.shapes`):
+        a malformed one is named in `checked` and left out, the rest of the page still counts.
         """
+        checked = checked if checked is not None else Checked()
+        where = f"{self.origin(project_id)} page {page}"
         with self._call(f"read tasks page {page}", project_id=project_id):
             if page == 1:  # a deleted project must be an error, not an empty list
                 self._sdk.projects.get(project_id)
             pager = self._sdk.tasks.list(project=project_id, fields="task_only", include="id,data", page=page,
                                          page_size=page_size)
-        tasks = [RemoteTask(id=t.id, data=dict(t.data or {})) for t in pager.items or []]
+        listed = list(pager.items or [])
+        tasks = [RemoteTask(id=t["id"], data=t["data"]) for t in
+                 (check_task(plain(raw), where, checked) for raw in listed) if t is not None]
         if annotations and tasks:
             by_id = {t.id: t for t in tasks}
             for exported in self.export(project_id, [t.id for t in tasks]):
-                if exported.get("id") in by_id:
-                    by_id[exported["id"]].annotations = list(exported.get("annotations") or [])
+                task = check_task(exported, f"{where} export", checked)
+                if task is not None and task.get("id") in by_id:
+                    by_id[task["id"]].annotations = task["annotations"]
         # the SDK's has_next only says "this page was not empty"; asking past the end is a 404
         total = getattr(pager.response, "total", None)
-        more = len(tasks) == page_size and (total is None or page * page_size < total)
+        more = len(listed) == page_size and (total is None or page * page_size < total)
         return tasks, more
 
     def export(self, project_id: int, task_ids: list[int] | None = None) -> list[dict[str, Any]]:
@@ -231,9 +248,9 @@ class LabelStudioClient:
             raw = b"".join(self._sdk.projects.exports.download_sync(
                 project_id, export_type="JSON", download_all_tasks=True, request_options=extra))
         try:
-            data = json.loads(raw)
-        except ValueError:
-            raise ServiceError("Label Studio's export is not JSON", item=self.origin(project_id)) from None
+            data = load_json(raw, max_depth=self.http.max_json_depth)
+        except ValueError as exc:
+            raise ServiceError(f"Label Studio's export is not usable JSON ({exc})", item=self.origin(project_id)) from None
         return data if isinstance(data, list) else []
 
     def all_tasks(self, project_id: int, page_size: int = 100, *, annotations: bool = True,

@@ -50,8 +50,12 @@ def _aware(dt: datetime | None) -> datetime | None:
 
 def ingest(session: Session, *, origin: str, kind: str, item_id: int, task_ref: str,
            annotations: Iterable[dict[str, Any]], users: dict[int, str], config: LabelConfig,
-           seen: set[str], counts: Counter[str], run_id: int | None) -> None:
-    """Upsert the decisions of one task's annotations."""
+           seen: set[str], counts: Counter[str], run_id: int | None, partial: set[str] = frozenset()) -> None:
+    """Upsert the decisions of one task's annotations.
+
+    `partial` names annotations that lost a malformed result item at the boundary
+    (`review.labelstudio.shapes`): their questions not seen now are kept, not withdrawn.
+    """
     annotations = list(annotations)
     refs = [str(a["id"]) for a in annotations if a.get("id") is not None]
     existing: dict[tuple[str, str], HumanDecision] = {}
@@ -83,7 +87,7 @@ def ingest(session: Session, *, origin: str, kind: str, item_id: int, task_ref: 
             else:
                 counts["unchanged"] += 1
         for (r, _q), row in list(existing.items()):
-            if r == ref and not row.deleted:  # the question is no longer answered (or the annotation was skipped)
+            if r == ref and not row.deleted and ref not in partial:  # the question is no longer answered (or the annotation was skipped)
                 row.deleted, row.run_id = True, run_id
                 counts["withdrawn"] += 1
                 del existing[(r, _q)]

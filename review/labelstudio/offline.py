@@ -25,7 +25,9 @@ from review.db.session import Database
 from review.errors import InputFileError
 from review.labelstudio.adjudication import PURPOSE
 from review.labelstudio.decisions import ingest, mark_missing_deleted
+from review.http import load_json
 from review.labelstudio.pull import PullResult, finish
+from review.labelstudio.shapes import Checked, check_task
 from review.labelstudio.queue import QueueResult, run_queue
 from review.labelstudio.tasks import label_config, parse_ref
 from review.log import get_logger
@@ -40,9 +42,10 @@ def export_tasks(db: Database, settings: Settings, kind: str, path: Path, **opti
     return run_queue(db, settings, kind, offline=path, **options)
 
 
-def _read(path: Path) -> list[dict[str, Any]]:
+def _read(path: Path, max_depth: int) -> list[Any]:
+    """The export's tasks as sent: the list is checked here, each task later (`check_task`)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(path.read_text(encoding="utf-8"), max_depth=max_depth)
     except FileNotFoundError:
         raise InputFileError("annotations file not found", item=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -50,7 +53,10 @@ def _read(path: Path) -> list[dict[str, Any]]:
     except json.JSONDecodeError as exc:
         raise InputFileError(f"not JSON: {exc.msg} at line {exc.lineno}", item=str(path),
                              hint="export the project from Label Studio as JSON") from None
-    if not isinstance(data, list) or any(not isinstance(t, dict) or "data" not in t for t in data):
+    except ValueError as exc:  # nested too deeply (load_json): refused before anything recurses over it
+        raise InputFileError(f"not a usable JSON export: {exc}", item=str(path),
+                             hint="export the project from Label Studio as JSON") from None
+    if not isinstance(data, list) or (data and not any(isinstance(t, dict) and "data" in t for t in data)):
         raise InputFileError("not a Label Studio JSON export (expected a list of tasks with 'data')",
                              item=str(path), hint="export the project from Label Studio as JSON (not JSON-MIN/CSV)")
     return data
@@ -61,7 +67,9 @@ def import_annotations(db: Database, settings: Settings, path: Path, *, origin: 
     origin = origin or f"file:{path.stem}"
     if not origin.startswith("file:"):
         origin = f"file:{origin}"
-    tasks = _read(path)
+    checked = Checked()
+    tasks = [t for n, raw in enumerate(_read(path, settings.http.max_json_depth), start=1)
+             if (t := check_task(raw, f"{path.name} #{n}", checked)) is not None]
     result = PullResult(projects=1)
     with record_run(db, "pull --from-file", {"file": str(path), "origin": origin}) as run:
         _register_adjudication(db, tasks, origin, path)
@@ -85,15 +93,22 @@ def import_annotations(db: Database, settings: Settings, path: Path, *, origin: 
                     continue
                 ingest(s, origin=origin, kind=kind, item_id=item_id, task_ref=str(t.get("id")),
                        annotations=t.get("annotations") or [], users={}, config=label_config(kind, settings), seen=seen,
-                       counts=counts, run_id=run.id)
+                       counts=counts, run_id=run.id, partial=checked.partial)
                 result.tasks += 1
         result.add(counts)
-        with db.session() as s:
-            result.deleted = mark_missing_deleted(s, origin, seen, run.id)
+        seen |= checked.unread
+        if checked.complete:
+            with db.session() as s:
+                result.deleted = mark_missing_deleted(s, origin, seen, run.id)
+        else:  # what could not be read is not known to be gone: nothing is marked deleted
+            log.warning("%s: %d malformed part(s) left out; no decision is marked deleted this time",
+                        path, len(checked.problems))
         finish(db, settings, result, run.id)
         for key in ("tasks", "new", "updated", "unchanged", "withdrawn", "deleted"):
             run.count(key, getattr(result, key))
         run.count("skipped", counts.get("skipped", 0))
+        result.malformed = len(checked.problems)
+        run.count("malformed", result.malformed)
         run.summary = result.summary()
     return result
 

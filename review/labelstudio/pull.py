@@ -29,6 +29,7 @@ from review.labelstudio.agreement import agreement_report
 from review.labelstudio.client import LabelStudioClient, ProjectNotFound
 from review.labelstudio.decisions import ingest, mark_missing_deleted
 from review.labelstudio.projects import elsewhere, reconcile, this_server
+from review.labelstudio.shapes import Checked
 from review.labelstudio.tasks import label_config, parse_ref
 from review.resolution import resolve_all
 from review.log import get_logger
@@ -49,6 +50,7 @@ class PullResult:
     unchanged: int = 0
     withdrawn: int = 0  # questions no longer answered, or skipped annotations
     deleted: int = 0  # annotations gone from their origin
+    malformed: int = 0  # tasks, annotations or result items of a wrong shape, named in the log and left out
     failed_projects: list[str] = field(default_factory=list)
     gone_projects: list[str] = field(default_factory=list)  # deleted in Label Studio before (skipped)
     resolutions: dict[str, int] = field(default_factory=dict)
@@ -66,6 +68,7 @@ class PullResult:
     def summary(self) -> str:
         failed = f"; {len(self.failed_projects)} project(s) failed" if self.failed_projects else ""
         gone = f"; {len(self.gone_projects)} gone project(s) skipped" if self.gone_projects else ""
+        gone += f"; {self.malformed} malformed part(s) left out" if self.malformed else ""
         return (f"pull: {self.new} new, {self.updated} updated, {self.withdrawn + self.deleted} withdrawn/deleted "
                 f"decisions from {self.tasks} tasks in {self.projects} project(s); {self.to_adjudicate} question(s) "
                 f"to adjudicate{failed}{gone}")
@@ -106,10 +109,11 @@ def _pull_project(db: Database, client: LabelStudioClient, hp: HumanProject, use
     with db.session() as s:
         mapping = {t.task_id: t.item_id for t in s.scalars(select(HumanTask).where(HumanTask.project_ref == hp.id))}
     seen: set[str] = set()
+    checked = Checked()
     page = 1
     with progress(len(mapping) or None, f"pull {hp.title}") as bar:
         while True:
-            tasks, more = client.tasks_page(hp.project_id, page, page_size)
+            tasks, more = client.tasks_page(hp.project_id, page, page_size, checked=checked)
             counts: Counter[str] = Counter()
             with db.session() as s:
                 for t in tasks:
@@ -123,7 +127,7 @@ def _pull_project(db: Database, client: LabelStudioClient, hp: HumanProject, use
                         continue
                     ingest(s, origin=hp.origin, kind=hp.kind, item_id=item, task_ref=str(t.id),
                            annotations=t.annotations, users=users, config=config, seen=seen, counts=counts,
-                           run_id=run_id)
+                           run_id=run_id, partial=checked.partial)
             result.add(counts)
             result.tasks += len(tasks)
             bar.advance(len(tasks))
@@ -132,8 +136,13 @@ def _pull_project(db: Database, client: LabelStudioClient, hp: HumanProject, use
             if not more or not tasks:
                 break
             page += 1
+    result.malformed += len(checked.problems)
     with db.session() as s:
-        result.deleted += mark_missing_deleted(s, hp.origin, seen, run_id)
+        if checked.complete:  # a task or annotation that could not be read is not known to be gone
+            result.deleted += mark_missing_deleted(s, hp.origin, seen | checked.unread, run_id)
+        else:
+            log.warning("%s: %d malformed part(s) left out; no decision is marked deleted this time",
+                        hp.origin, len(checked.problems))
         row = s.get(HumanProject, hp.id)
         if row is not None:
             row.last_pulled_at = utcnow()
@@ -181,6 +190,7 @@ def run_pull(db: Database, settings: Settings, *, project: str | None = None,
             run.count(key, getattr(result, key))
         run.count("failed_projects", len(result.failed_projects))
         run.count("gone_projects", len(result.gone_projects))
+        run.count("malformed", result.malformed)
         run.summary = result.summary()
         if result.failed_projects:
             raise PullIncomplete(result)
