@@ -423,3 +423,29 @@ def test_a_truncated_jsonl_gz_exits_8_with_the_reason_and_keeps_the_rows_before(
         texts = len(s.scalars(select(PaperText.id)).all())
     database.dispose()
     assert 0 < texts < 400
+
+
+def test_a_task_page_from_the_server_leaves_out_only_the_malformed_parts(local_server):
+    """The same checks on the server path: the SDK's task listing plus the export of those tasks."""
+    good = [choices("P0", "yes")]
+    listing = {"tasks": [{"id": 1, "data": {"ref": "paper:1"}}, {"id": 2, "data": "just a string"},
+                         {"id": 3, "data": {"ref": "paper:3"}}], "total": 3, "total_annotations": 0,
+               "total_predictions": 0}
+    export = [{"id": 1, "data": {"ref": "paper:1"}, "annotations": [{"id": 11, "result": good}]},
+              {"id": 3, "data": {"ref": "paper:3"}, "annotations": [{"id": 31, "result": [5, *good]},
+                                                                   {"id": 32, "result": {"a": 1}}]}]
+    as_json = {"Content-Type": "application/json"}
+    local_server.route("/api/projects/1/", Reply(200, json.dumps({"id": 1, "title": "t"}), as_json))
+    local_server.route("/api/tasks/", Reply(200, json.dumps(listing), as_json))
+    local_server.route("/api/projects/1/export", Reply(200, json.dumps(export), as_json))
+    client = LabelStudioClient(local_server.url, LS_TOKEN)
+    from review.labelstudio.shapes import Checked
+
+    checked = Checked()
+    tasks, more = client.tasks_page(1, 1, 100, checked=checked)
+    assert [t.id for t in tasks] == [1, 3] and not more
+    assert tasks[0].annotations[0]["result"] == good
+    assert [a["id"] for a in tasks[1].annotations] == [31]  # 32 (result an object) left out, its rows kept
+    assert tasks[1].annotations[0]["result"] == good  # the bare number dropped, the answer next to it kept
+    assert len(checked.problems) == 3 and not checked.complete
+    assert checked.partial == {"31"} and checked.unread == {"32"}
