@@ -57,7 +57,7 @@ def normalize_server_url(url: str) -> str:
 def plain(obj: Any) -> Any:
     """SDK objects (pydantic) and plain dicts alike, as plain JSON-like values."""
     if hasattr(obj, "model_dump"):
-        return obj.model_dump(mode="json", warnings=False)  # a wrong shape is reported by the checks, not here
+        return obj.model_dump(mode="json")
     if isinstance(obj, list):
         return [plain(x) for x in obj]
     return obj
@@ -229,7 +229,8 @@ class LabelStudioClient:
                                          page_size=page_size)
         listed = list(pager.items or [])
         tasks = [RemoteTask(id=t["id"], data=t["data"]) for t in
-                 (check_task(plain(raw), where, checked) for raw in listed) if t is not None]
+                 (check_task({"id": getattr(raw, "id", None), "data": getattr(raw, "data", None)}, where, checked)
+                  for raw in listed) if t is not None]
         if annotations and tasks:
             by_id = {t.id: t for t in tasks}
             for exported in self.export(project_id, [t.id for t in tasks]):
