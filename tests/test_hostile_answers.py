@@ -449,3 +449,15 @@ def test_a_task_page_from_the_server_leaves_out_only_the_malformed_parts(local_s
     assert tasks[1].annotations[0]["result"] == good  # the bare number dropped, the answer next to it kept
     assert len(checked.problems) == 3 and not checked.complete
     assert checked.partial == {"31"} and checked.unread == {"32"}
+
+
+def test_a_download_over_the_answer_cap_is_a_too_large_failure(tmp_path):
+    """http.max_response_bytes below download.max_bytes: the PDF fails as too_large, the worker lives."""
+    from review.download.fetch import fetch_pdf
+    from review.download.store import PdfStore
+
+    with EndlessServer(lambda path: True) as server:
+        with HttpClient(HttpSettings(max_response_bytes=CAP, retries=0, per_host_rate=0)) as http:
+            result = fetch_pdf(http, PdfStore(tmp_path / "pdfs"), server.url + "/x.pdf", max_bytes=10 * CAP)
+    assert (result.outcome, result.reason) == ("failed", "too_large")
+    assert f"larger than {CAP} bytes" in (result.detail or "")

@@ -27,7 +27,7 @@ import requests
 
 from review.download.store import PdfStore
 from review.errors import FetchError
-from review.http import HttpClient
+from review.http import HttpClient, ResponseTooLarge
 
 CHUNK = 64 * 1024
 MAGIC = b"%PDF-"
@@ -190,6 +190,8 @@ def _stream(resp: requests.Response, temp: Path, store: PdfStore, base: FetchRes
             if not watch.fired:
                 fh.flush()
                 os.fsync(fh.fileno())
+    except ResponseTooLarge as exc:  # http.max_response_bytes, when set below download.max_bytes
+        return _fail(base, "too_large", exc.message)
     except requests.exceptions.ChunkedEncodingError:
         if not watch.fired:
             return _fail(base, "truncated", f"connection closed before the end of the body "
