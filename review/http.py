@@ -37,6 +37,7 @@ import random
 import socket
 import threading
 import time
+import zlib
 from dataclasses import dataclass, field
 from datetime import timezone
 from email.utils import parsedate_to_datetime
@@ -480,8 +481,6 @@ class _CappedStream(httpx.SyncByteStream):
         self._inner, self._meter = inner, meter
         self._inflate = None
         if encoding in ("gzip", "x-gzip", "deflate"):
-            import zlib
-
             self._inflate = zlib.decompressobj(47 if encoding != "deflate" else 15)
 
     def __iter__(self) -> Iterator[bytes]:
@@ -497,7 +496,7 @@ class _CappedStream(httpx.SyncByteStream):
             while self._inflate.unconsumed_tail:
                 n += len(self._inflate.decompress(self._inflate.unconsumed_tail, 2 ** 20))
             return n
-        except Exception:  # noqa: BLE001 - httpx's own decoder reports a broken stream
+        except zlib.error:  # httpx's own decoder reports the broken stream; count raw bytes from here
             self._inflate = None
             return len(chunk)
 

@@ -23,12 +23,12 @@ from sqlalchemy import select
 from review.db.models import Codebase, HumanProject, Paper
 from review.db.session import Database
 from review.errors import InputFileError
+from review.http import load_json
 from review.labelstudio.adjudication import PURPOSE
 from review.labelstudio.decisions import ingest, mark_missing_deleted
-from review.http import load_json
 from review.labelstudio.pull import PullResult, finish
-from review.labelstudio.shapes import Checked, check_task
 from review.labelstudio.queue import QueueResult, run_queue
+from review.labelstudio.shapes import Checked, check_task
 from review.labelstudio.tasks import label_config, parse_ref
 from review.log import get_logger
 from review.runs import record_run
