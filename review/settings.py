@@ -68,8 +68,8 @@ class HttpSettings(Section):
     host_rates: dict[str, float] = Field(default_factory=dict, description="per_host_rate for named hosts ('host' or 'host:port'), e.g. a local mirror at 0 (no limit)")
     user_agent: str = Field("", description="extra contact text appended to the User-Agent")
     allow_internal_redirects: bool = Field(False, description="follow a redirect from a public address to a loopback, private or link-local one (for a local mirror)")
-    max_response_bytes: int = Field(200_000_000, description="largest API answer read (DBLP, GitHub, Label Studio); a longer body fails with an error naming its URL")
-    max_json_depth: int = Field(100, description="deepest nesting of lists and objects accepted in a JSON answer or file; deeper ones are refused as malformed")
+    max_response_bytes: int = Field(200_000_000, description="largest API answer read (DBLP, GitHub, Label Studio; inflated bytes); a longer body fails with an error naming its URL (0 = no cap)")
+    max_json_depth: int = Field(100, description="deepest nesting of lists and objects accepted in a JSON answer or file; deeper ones are refused as malformed (0 = no limit beyond the parser's own)")
 
 
 class HarvestSettings(Section):

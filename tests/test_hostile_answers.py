@@ -33,7 +33,6 @@ from review.db.session import Database
 from review.errors import InputFileError, ServiceError
 from review.harvest.dblp import harvest_dblp
 from review.http import HttpClient, ResponseTooLarge, load_json
-from review.importer.texts import run_import_texts
 from review.labelstudio.client import LabelStudioClient
 from review.labelstudio.offline import import_annotations
 from review.localserver import LocalServer, Reply, Request
