@@ -154,7 +154,9 @@ def test_no_sample_no_new_columns(db, settings, tmp_path):
     run_compute(db, settings)
     run_export(db, settings, out_dir=tmp_path / "out")
     with (tmp_path / "out" / "statistics.csv").open() as fh:
-        assert next(csv.reader(fh)) == ["name", "description", "count", "denominator", "share", "ci_low", "ci_high"]
+        # no estimate columns without a sample; `provenance` (what made the rows) is always there
+        assert next(csv.reader(fh)) == ["name", "description", "count", "denominator", "share", "ci_low", "ci_high",
+                                        "provenance"]
     assert "Estimates from the human sample" not in (tmp_path / "out" / "report.html").read_text()
 
 

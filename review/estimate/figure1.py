@@ -78,6 +78,14 @@ class SampleEstimates:
     def usable(self) -> bool:
         return any(e.method for e in self.estimates.values())
 
+    @property
+    def refusal(self) -> str:
+        """Why no statistic got an estimate from the recorded sample ("" when it was estimated):
+        written into statistics.csv, not only logged."""
+        if self.estimates:
+            return ""
+        return "; ".join(self.problems) or "the recorded sample gives no estimate"
+
 
 def as_record(row: dict[str, Any]) -> dict[str, Any]:
     """A computed row in the dataset's vocabulary, so Figure 1's tests apply to it."""
@@ -92,8 +100,16 @@ def automated_only(inp: PaperInput) -> PaperInput:
 
 def rows_both_ways(session: Session, settings: Settings, catalog: Catalog) -> dict[int, tuple[dict, dict]]:
     """paper id -> (row with human answers, row from the rules alone). Resolutions are
-    refreshed inside the caller's session; roll it back to leave the database unchanged."""
-    inputs, _ = gather_inputs(session, settings.compute, configured_rules(settings))
+    refreshed inside the caller's session; roll it back to leave the database unchanged.
+    The labels read are those of the rule set the stored rows were computed from (when
+    they share one), so an estimate and the exported rows rest on the same rules."""
+    from review.provenance import rule_set_of_rows
+
+    compute = settings.compute
+    used = rule_set_of_rows(session)
+    if used is not None:
+        compute = compute.model_copy(update={"rule_set": used.sha256})
+    inputs, _ = gather_inputs(session, compute, configured_rules(settings))
     return {inp.paper_id: (as_record(compute_paper(inp, catalog, settings.compute)),
                            as_record(compute_paper(automated_only(inp), catalog, settings.compute)))
             for inp in inputs}

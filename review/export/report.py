@@ -66,6 +66,7 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
         f"<h1>{title}</h1>",
         f'<p class="small">review {html.escape(m["version"])} · data time {html.escape(str(m["time"]))} · '
         f'signature <code>{html.escape(m["signature"])}</code></p>',
+        provenance_line(m.get("provenance")),
         "<p>Labels rest on human decisions where they exist and on the automated rules otherwise; "
         "the dataset's <code>label_source</code> column says which for every paper.</p>",
         "<h2>This run against the published figures</h2>" if comparison else "",
@@ -100,7 +101,8 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
         table(["stage", "box", "count"], prisma),
         inline_svg(figures["prisma"]),
         "<h2>Provenance</h2>",
-        table(["rule set", "version", "sha256"], [(r["name"], r["version"], r["sha256"]) for r in m["rule_sets"]]),
+        table(["rule set", "version", "sha256", "exported rows it made"],
+              [(r["name"], r["version"], r["sha256"], r.get("rows", 0)) for r in m["rule_sets"]]),
         f'<p class="small">package catalog sha256 <code>{html.escape(m["packages_catalog"]["sha256"])}</code></p>',
         table(["run", "command", "status", "finished"], [(r["id"], r["command"], r["status"], r["finished_at"])
                                                          for r in m["runs"]]),
@@ -110,6 +112,28 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
         "</body></html>",
     ]
     return "\n".join(p for p in parts if p) + "\n"
+
+
+def provenance_line(made: dict[str, Any] | None) -> str:
+    """The header's account of what made the rows (`review.provenance`): each of rule set,
+    extractor and code scan with its one value, or "mixed" and every value with its rows."""
+    if not made or not made.get("rows"):
+        return ""
+    parts = []
+    for label, name in (("rule set", "rule_set"), ("rule file sha256", "rule_set_sha256"),
+                        ("text extractor", "extractor"), ("code scan", "code_scan")):
+        found = made.get(name) or {}
+        if not found:
+            continue
+        if len(found) == 1:
+            value = next(iter(found))
+            parts.append(f"{label} <code>{html.escape(value)}</code>")
+        else:
+            each = "; ".join(f"<code>{html.escape(v)}</code> ({n})" for v, n in
+                             sorted(found.items(), key=lambda kv: (-kv[1], kv[0])))
+            parts.append(f"{label} <strong>mixed</strong>: {each}")
+    return (f'<p class="small" id="provenance">The {made["rows"]} computed rows were made by: '
+            + ", ".join(parts) + ".</p>")
 
 
 def disputed_section(disputed: list[tuple[str, list[str]]]) -> str:
