@@ -11,6 +11,7 @@ say no where reviewers would say yes) and an invention rate, both among the pape
 statistic's denominator, applied to the share the rules report; the denominator's own
 errors are then left out (stated in the output).
 Codebases to review are those of the drawn papers, estimated by the frame's average.
+No plan asks for fewer papers than the estimator needs (`review.estimate.design.minimum`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from sqlalchemy import select
 from review.compute.catalog import Catalog
 from review.db.session import Database
 from review.errors import ConfigError
-from review.estimate.figure1 import MIN_HUMAN, Loaded, indicators, load, sample_strata
+from review.estimate import design as designs
+from review.estimate.figure1 import Loaded, indicators, load, sample_strata
 from review.estimate.ppi import Stratum, ppi_ratio, z_value
 from review.export.stats import SHARE_QUESTIONS, share_tests
 from review.metric import Metric
@@ -161,7 +163,8 @@ def _need(loaded: Loaded, frame: list[tuple[int, Any]], key: str, name: str, h: 
     strata, why = ([], "no random sample") if not loaded.usable else sample_strata(
         frame, loaded.items, loaded.rows, test, among, SHARE_QUESTIONS[key], loaded.stratified)
     n_human = sum(s.n for s in strata)
-    if strata and n_human >= MIN_HUMAN:
+    short = designs.shortfall(n_human, len(frame))
+    if strata and not short:
         theta, v_r, v_u, var_g, den = _measured(strata, loaded.out.confidence)
         truth = np.concatenate([s.parts()[0] for s in strata]).astype(bool)
         guess = np.concatenate([s.parts()[1] for s in strata]).astype(bool)
@@ -174,9 +177,13 @@ def _need(loaded: Loaded, frame: list[tuple[int, Any]], key: str, name: str, h: 
         theta, v_r, v_u, var_g, den = _prior(ahat_all, dhat_all, priors)
         source = f"priors: miss {priors.miss:.2f}, invent {priors.invent:.2f}"
         fp, fn = priors.invent, priors.miss
-        note = (f"{why or f'{n_human} reviewed papers, fewer than {MIN_HUMAN}'}: stated priors used; "
-                "the denominator's own errors are not in them")
-    papers, human, reachable = _solve(v_r, v_u, var_g, den, len(frame), h, z)
+        note = (f"{why or short}: stated priors used; the denominator's own errors are not in them")
+    solved, solved_human, reachable = _solve(v_r, v_u, var_g, den, len(frame), h, z)
+    # never fewer than the estimator needs: answering all of them gives the estimate
+    papers, human = designs.planned_size(solved, len(frame)), designs.planned_size(solved_human, len(frame))
+    if papers > solved:
+        note = (note + "; " if note else "") + (f"the interval needs {solved}, the estimator at least "
+                                                f"{designs.minimum(len(frame))} reviewed papers")
     if not reachable:
         note = (note + "; " if note else "") + ("no sample reaches the target on this frame (the rules' own "
                                                 "variance over it is wider): review every paper, which has no "

@@ -113,6 +113,15 @@ SHARE_QUESTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
+def human_reviewed(row: dict[str, Any]) -> bool:
+    """Every review question of the paper answered by people (`review.estimate.design`'s rule:
+    an automated answer, e.g. "no code" where nobody asked C0, never counts)."""
+    from review.answers import QUESTIONS
+    from review.estimate.design import human_answered
+
+    return human_answered(row, QUESTIONS)
+
+
 def share_tests(compute: ComputeSettings) -> dict[str, tuple[Test, Test]]:
     """(test, among) of every share statistic, by its internal name (`code_with_metric`)."""
 
@@ -147,8 +156,7 @@ def figure1(records: list[Record], compute: ComputeSettings, export: ExportSetti
     tests = share_tests(compute)
 
     def share(name: str, description: str, key: str | None = None) -> Stat:
-        test, among = tests[key or name] if (key or name) in tests else (
-            lambda r: r["label_source"] == "human", EVERY)
+        test, among = tests[key or name] if (key or name) in tests else (human_reviewed, EVERY)
         base = [r for r in rows if among(r)]
         k = sum(1 for r in base if test(r))
         low, high = bootstrap_ci(name, k, len(base), export)
