@@ -101,3 +101,16 @@ def test_one_minimum_for_plan_and_estimator() -> None:
     assert design.shortfall(30, 75) == "" and design.shortfall(12, 12) == "" and design.shortfall(0, 0) != ""
     assert design.default_order("sample") == design.default_order("stratified") == "random"
     assert design.default_order("all") == "least-certain"
+
+
+def test_plan_says_up_front_when_a_target_rests_on_a_question_nobody_is_asked(cli, tmp_path: Path) -> None:
+    database = Database(f"sqlite:///{tmp_path / 'db' / 'review.sqlite'}")
+    migrate.upgrade(database)
+    corpus(database, 75, seed=6)  # no paper has a linked codebase
+    database.dispose()
+    code, out, err = cli("plan", "--target", "reproducible=0.1", "--target", "list_parameters=0.1", "--json")
+    assert code == 0, err
+    notes = {n["statistic"]: n["note"] for n in json.loads(out)["needs"]}
+    assert "rests on C0, which no review form asks for the 75 frame paper(s) without a linked codebase" in notes[
+        "reproducible"]
+    assert "C0" not in notes["list_parameters"]
