@@ -59,6 +59,12 @@ def test_answering_every_paper_plan_asked_for_gives_the_estimate(cli, tmp_path: 
     assert 0 < outside < 30 and release["n_human"] == str(outside)
     assert f"no person answered C0 for {30 - outside} of 30 sampled papers" in release["estimate_note"]
     assert _stats(tmp_path / "out")["reproducible"]["method"] == ""
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    metric_answered = 30 - outside
+    assert manifest["human_answers"]["P0"] == 30 and manifest["human_answers"]["C0"] == 0
+    assert manifest["human_answers"]["P1"] == metric_answered  # P1-P4 only shown after P0 = yes
+    report = (tmp_path / "out" / "report.html").read_text()
+    assert f"P0 30, P1 {metric_answered}" in report and ", C0 0," in report
     human = _stats(tmp_path / "out")["human_reviewed"]
     assert human["count"] == "0"  # no paper's labels rest entirely on people: C0 is automated everywhere
 

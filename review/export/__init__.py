@@ -175,6 +175,7 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
             "signature": signature.format(),
             "database": {"dialect": db.dialect, "schema": schema, "counts": counts},
             "provenance": made.as_dict(),
+            "human_answers": ds.human_answers(records),
             "rule_sets": rule_sets,
             "metric": {"name": metric.id, "sha256": metric.sha256},
             "packages_catalog": {"path": Path(catalog.path).name, "sha256": catalog.sha256},

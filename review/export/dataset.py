@@ -138,6 +138,20 @@ def provenance_of(records: Iterable[Record]) -> provenance.Provenance:
     return provenance.Provenance.of(r.provenance for r in records if r.provenance is not None)
 
 
+def human_answers(records: Iterable[Record]) -> dict[str, int]:
+    """Per review question, the rows whose answer to it is a person's (`label_sources`):
+    counted per question, because a paper reviewed on its form may still rest on automated
+    answers to questions that form never asks (C0 of a paper without a linked codebase)."""
+    from review.answers import QUESTIONS
+
+    out = dict.fromkeys(QUESTIONS, 0)
+    for rec in records:
+        for q, source in (rec.values["label_sources"] or {}).items():
+            if source == "human" and q in out:
+                out[q] += 1
+    return out
+
+
 def disputed(records: Iterable[Record]) -> list[tuple[str, list[str]]]:
     """(paper ident, its disputed questions) for every paper with any, in ident order."""
     out = []

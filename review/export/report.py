@@ -83,7 +83,7 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
         table(["statistic", "meaning", "count", "denominator", "share", "CI low", "CI high"],
               [(s.name, s.description, s.count, s.denominator, _pct(s.share), _pct(s.ci_low), _pct(s.ci_high))
                for s in stats]),
-        sample_section(sample, stats),
+        sample_section(sample, stats, m.get("human_answers")),
         inline_svg(figures["figure1"]),
         f"<h2>{html.escape(metric.text('figure3_title'))}</h2>",
         table(["year", *CATEGORIES, "total"], [("" if r["year"] is None else str(r["year"]), *[r[c] for c in CATEGORIES], r["total"])
@@ -176,7 +176,7 @@ def human_evaluation_section(ev: dict[str, Any] | None) -> str:
                      for n, i, p, r, f, e in rows]))
 
 
-def sample_section(sample: Any, stats: list[Stat]) -> str:
+def sample_section(sample: Any, stats: list[Stat], human_answers: dict[str, int] | None = None) -> str:
     """The estimates from a recorded human sample (`review.estimate`): shown only when one exists."""
     if sample is None:
         return ""
@@ -190,8 +190,12 @@ def sample_section(sample: Any, stats: list[Stat]) -> str:
                      _pct(e.human), _pct(e.human_low), _pct(e.human_high), _pct(e.automated), e.n_human,
                      _pct(e.rule_false_positive), _pct(e.rule_false_negative), e.note))
     problems = "".join(f"<li>{html.escape(p)}</li>" for p in sample.problems)
+    answers = ", ".join(f"{q} {n}" for q, n in (human_answers or {}).items())
     return (f"<h2>Estimates from the human sample</h2><p class=\"small\">{html.escape(sample.design)}.</p>"
-            f"<p>The {level} interval of a prediction-powered estimate (method <code>ppi</code>: the rules&rsquo; "
+            + (f'<p class="small" id="human-answers">Papers with a person&rsquo;s answer, per question: '
+               f"{html.escape(answers)}. A statistic counts a paper as reviewed only when people answered every "
+               "question it rests on.</p>" if answers else "")
+            + f"<p>The {level} interval of a prediction-powered estimate (method <code>ppi</code>: the rules&rsquo; "
             f"answers on every paper, corrected by the errors the reviewers found in this random sample; Angelopoulos "
             f"et al., Science 2023) would contain the share a complete human review finds in {level} of such "
             f"samples. <em>Human only</em> comes from the sample alone and <em>automated only</em> from the rules "
