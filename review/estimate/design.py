@@ -40,7 +40,7 @@ def default_order(select: str) -> str:
 
 def minimum(frame: int) -> int:
     """Reviewed papers a statistic needs on a frame of `frame` papers: MIN_HUMAN, or the
-    whole frame when it is smaller (every paper reviewed leaves no sampling error)."""
+    whole frame when it is smaller (nothing more can be asked of reviewers)."""
     return max(min(MIN_HUMAN, frame), 0)
 
 
