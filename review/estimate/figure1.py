@@ -3,9 +3,9 @@
 Every paper is computed twice with compute's own code: with the resolved human answers
 (the truth where reviewers settled the questions) and with none (the rules alone). The
 human sample is the recorded design's drawn papers whose questions a statistic rests on
-are all settled by reviewers (`stats.SHARE_QUESTIONS`; code questions of a paper without
-any codebase have nothing to review). Papers outside the recorded frame, and a frame item
-since removed from the corpus, are reported, not estimated.
+are all answered by people (`stats.SHARE_QUESTIONS`; the automated "no code" of a paper
+without a linked codebase is nobody's C0 answer). Papers outside the recorded frame, and a
+frame item since removed from the corpus, are reported, not estimated.
 
 A sample is used only when it is known random: a design must exist, be random (not cut in
 a non-random order), and the statistic needs `design.minimum` reviewed papers in all and
@@ -33,8 +33,6 @@ from review.estimate.ppi import Interval, Stratum, automated_ratio, classical_ra
 from review.export.stats import SHARE_QUESTIONS, share_tests
 from review.metric import Metric
 from review.settings import Settings
-
-MIN_HUMAN = designs.MIN_HUMAN  # kept for importers; the rule lives in review.estimate.design
 
 
 @dataclass
@@ -256,7 +254,7 @@ def sample_strata(frame: list[tuple[int, Any]], items: set[int], rows: dict[int,
     strata = []
     for key, pids in sorted(groups.items()):
         labelled = [p for p in pids if p in items and settled(rows[p][0], questions)]
-        if len(labelled) < min(designs.MIN_PER_STRATUM, len(pids)):
+        if len(labelled) < designs.MIN_PER_STRATUM:
             why = (f"stratum {key}: {len(labelled)} reviewed paper(s), at least {designs.MIN_PER_STRATUM} needed "
                    "for its variance")
             missing = unanswered_note(frame, items, rows, questions)
