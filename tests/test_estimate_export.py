@@ -115,7 +115,8 @@ def test_a_recorded_sample_gives_the_prediction_powered_estimate(db, settings, t
 
 def test_too_few_answers_a_cut_draw_and_an_undesigned_sample_are_reported(db, settings, tmp_path):
     truth = corpus(db, 120, seed=1)
-    q = run_queue(db, settings, "papers", select_="sample", n=40, seed=2, offline=tmp_path / "t.json", rule_set=SHA)
+    q = run_queue(db, settings, "papers", select_="sample", n=40, seed=2, offline=tmp_path / "t.json", rule_set=SHA,
+                  order_="least-certain")  # asked for: not the default of a drawn sample
     with db.session() as s:
         sampled = list(s.get(SamplingDesign, q.design).items)
     tasks = [int(t["data"]["ref"].split(":")[1]) for t in json.loads((tmp_path / "t.json").read_text())]
@@ -125,6 +126,11 @@ def test_too_few_answers_a_cut_draw_and_an_undesigned_sample_are_reported(db, se
     result = run_export(db, settings, out_dir=tmp_path / "out")
     assert any("12 of 40 sampled papers reviewed so far, queued in least-certain order" in w for w in result.warnings)
     assert all(r["method"] == "" and r["estimate"] == "" for r in stats_of(tmp_path / "out").values())
+    # the file itself says why, not only the log
+    notes = {r["name"]: r["estimate_note"] for r in stats_of(tmp_path / "out").values()}
+    assert all("queued in least-certain order: the reviewed part is not a random sample" in n for n in notes.values())
+    assert all("not a random sample" in r["estimate_note"]
+               for r in json.loads((tmp_path / "out" / "statistics.json").read_text()))
 
     # the same sample queued in random order: the 12 reviewed are a random sample, but too few
     run_queue(db, settings, "papers", select_="sample", n=40, seed=2, order_="random", offline=tmp_path / "t.json",
@@ -137,7 +143,7 @@ def test_too_few_answers_a_cut_draw_and_an_undesigned_sample_are_reported(db, se
 
     # a draw cut to --limit in least-certain order is not random: recorded so, and refused
     cut = run_queue(db, settings, "papers", select_="sample", n=40, seed=9, limit=10, offline=tmp_path / "c.json",
-                    rule_set=SHA)
+                    rule_set=SHA, order_="least-certain")
     with db.session() as s:
         assert s.get(SamplingDesign, cut.design).random is False
         # a sample queued by a release that recorded no design
@@ -154,7 +160,9 @@ def test_no_sample_no_new_columns(db, settings, tmp_path):
     run_compute(db, settings)
     run_export(db, settings, out_dir=tmp_path / "out")
     with (tmp_path / "out" / "statistics.csv").open() as fh:
-        assert next(csv.reader(fh)) == ["name", "description", "count", "denominator", "share", "ci_low", "ci_high"]
+        # no estimate columns without a sample; `provenance` (what made the rows) is always there
+        assert next(csv.reader(fh)) == ["name", "description", "count", "denominator", "share", "ci_low", "ci_high",
+                                        "provenance"]
     assert "Estimates from the human sample" not in (tmp_path / "out" / "report.html").read_text()
 
 

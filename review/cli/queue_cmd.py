@@ -22,7 +22,7 @@ def queue(
     n: Optional[int] = typer.Option(None, "--n", min=1, help="Items to draw (sample), or per stratum (stratified)."),
     seed: int = typer.Option(0, "--seed", help="Seed for sample, stratified and random order."),
     by: str = typer.Option("year", "--by", help="Stratum for --select stratified: year or venue."),
-    order: str = typer.Option("least-certain", "--order", help="least-certain | ident | year | random."),
+    order: Optional[str] = typer.Option(None, "--order", help="least-certain | ident | year | random (default: random for --select sample|stratified, so a partly reviewed sample stays random; else least-certain)."),
     overlap: Optional[int] = typer.Option(None, "--overlap", min=1, help="Reviewers per task: set on a new project (default label_studio.overlap; 1 to adjudicate), changed on an existing one only when given."),
     rule_set: Optional[str] = typer.Option(None, "--rule-set", help="Use labels of this rule file sha256 (prefix); default the label.rules file, else the newest per paper."),
     offline: Optional[Path] = typer.Option(None, "--offline", help="Write Label Studio import JSON here instead of calling the server."),
@@ -42,7 +42,7 @@ def queue(
     Example:
 
     \b
-        review queue papers --select sample --n 200 --seed 7 --order least-certain
+        review queue papers --select sample --n 200 --seed 7
         review queue code --project "Code review, team B" --overlap 2
         review queue papers --offline exports/tasks.json
         review queue papers --metric bleu   # its own project, with BLEU's questions and packages

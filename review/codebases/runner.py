@@ -23,7 +23,7 @@ from sqlalchemy import delete, or_, select, update
 from review.codebases.catalog import Catalog, load_catalog
 from review.metric import metric_holding
 from review.codebases.fetch import Checkout, FetchFailed, cache_path, git_clone, is_archive, unpack_archive
-from review.codebases.scan import AntiFeature, ScanReport, scan_tree
+from review.codebases.scan import SCANNER_VERSION, AntiFeature, ScanReport, scan_tree
 from review.codebases.urls import parse_repo_url
 from review.db.base import utcnow
 from review.db.models import Codebase, CodeFinding, HumanDecision, PaperLabel, WorkItem
@@ -111,7 +111,7 @@ def run_scan(db: Database, settings: Settings, *, limit: int | None = None, resc
         result.run_id = run.id
         held_by = metric_holding(catalog.path)  # the run names the metric whose packages it looked for
         run.signature.update({**(held_by.signature() if held_by else {"metric": catalog.metric}),
-                              "scanner": "review-code-scan", **catalog.signature()})
+                              "scanner": f"review-code-scan-{SCANNER_VERSION}", **catalog.signature()})
         run.rules_sha256 = catalog.sha256
         with db.session() as s:
             q = select(Codebase.id)

@@ -1,8 +1,16 @@
-"""Recording and finding sampling designs; telling a random sample from anything else.
+"""Sampling designs: recording them, telling a random sample from anything else, and the
+one rule for when a sample supports an estimate.
 
 A draw is recorded once: the same frame, seed and items queued again (a rerun of the same
 `review queue`) reuse the row. The frame is kept whole (item ids and strata), so weights
 and "was this item in the frame" never depend on how the corpus changed since.
+
+`review plan`, `review queue` and the estimator (`review.estimate.figure1`, used by export)
+all ask this module: how many reviewed papers a statistic needs (`minimum`, `shortfall`),
+which papers count as reviewed for it (`human_answered`: every question it rests on
+answered by a person, never an automated answer), and in which order a drawn sample is
+queued by default (`default_order`: random, so a partly reviewed sample is still random).
+Why one module: plan used to ask for fewer papers than the estimator then required.
 """
 
 from __future__ import annotations
@@ -18,6 +26,60 @@ from sqlalchemy.orm import Session
 from review.db.models import Run, SamplingDesign
 
 SAMPLED = ("sample", "stratified")
+MIN_HUMAN = 30  # reviewed papers a statistic needs before a normal interval means anything
+MIN_PER_STRATUM = 2  # reviewed papers each stratum needs for its variance
+CODE_QUESTIONS = ("C0", "C1", "C2")
+
+
+def default_order(select: str) -> str:
+    """The order items are queued in when the user names none: a sample drawn for
+    estimation is met in random order (any reviewed part of it is then a random sample);
+    everything else least certain first."""
+    return "random" if select in SAMPLED else "least-certain"
+
+
+def minimum(frame: int) -> int:
+    """Reviewed papers a statistic needs on a frame of `frame` papers: MIN_HUMAN, or the
+    whole frame when it is smaller (nothing more can be asked of reviewers)."""
+    return max(min(MIN_HUMAN, frame), 0)
+
+
+def shortfall(n_human: int, frame: int) -> str:
+    """Why `n_human` reviewed papers are too few for an estimate ("" when they are enough)."""
+    need = minimum(frame)
+    if n_human >= need and n_human > 0:
+        return ""
+    return f"{n_human} reviewed paper(s), at least {max(need, 1)} needed"
+
+
+def planned_size(solved: int, frame: int) -> int:
+    """Papers `review plan` asks for: what the interval needs, but never fewer than the
+    estimator requires (so answering all of them gives the estimate)."""
+    return min(max(solved, minimum(frame)), frame)
+
+
+def unanswered(row: dict[str, Any], questions: Sequence[str]) -> list[str]:
+    """The questions of `questions` no person answered for this computed row (its `sources`).
+
+    A paper reviewers say does not compute the metric needs nothing else, and C1 and C2
+    of a paper without code (C0 = no) have nothing to answer. An automated answer is never
+    a human one, not even "no code" for a paper without a linked codebase: nobody checked
+    that."""
+    sources = row.get("sources") or row.get("label_sources") or {}  # a computed row, or a dataset row
+    if row.get("paper_metric") is False and sources.get("P0") == "human":
+        return []
+    out = []
+    for q in questions:
+        source = sources.get(q)
+        if source == "human" or (source is None and q in ("C1", "C2") and row.get("has_code") is False):
+            continue
+        out.append(q)
+    return out
+
+
+def human_answered(row: dict[str, Any], questions: Sequence[str]) -> bool:
+    """Whether people answered every question of `questions` for this row (see `unanswered`)."""
+    return not unanswered(row, questions)
 
 
 def frame_digest(frame: Sequence[Sequence[Any]]) -> str:

@@ -3,13 +3,15 @@
 Every paper is computed twice with compute's own code: with the resolved human answers
 (the truth where reviewers settled the questions) and with none (the rules alone). The
 human sample is the recorded design's drawn papers whose questions a statistic rests on
-are all settled by reviewers (`stats.SHARE_QUESTIONS`; code questions of a paper without
-any codebase have nothing to review). Papers outside the recorded frame, and a frame item
-since removed from the corpus, are reported, not estimated.
+are all answered by people (`stats.SHARE_QUESTIONS`; the automated "no code" of a paper
+without a linked codebase is nobody's C0 answer). Papers outside the recorded frame, and a
+frame item since removed from the corpus, are reported, not estimated.
 
 A sample is used only when it is known random: a design must exist, be random (not cut in
-a non-random order), and the statistic needs `MIN_HUMAN` reviewed papers in all and 2 in
-each stratum. Anything else gives no estimate and a reason, never a silent fallback.
+a non-random order), and the statistic needs `design.minimum` reviewed papers in all and
+`design.MIN_PER_STRATUM` in each stratum, a paper counting as reviewed for a statistic only
+when people answered every question it rests on (`design.human_answered`). Anything else
+gives no estimate and a reason, never a silent fallback. `review plan` asks the same module.
 """
 
 from __future__ import annotations
@@ -31,9 +33,6 @@ from review.estimate.ppi import Interval, Stratum, automated_ratio, classical_ra
 from review.export.stats import SHARE_QUESTIONS, share_tests
 from review.metric import Metric
 from review.settings import Settings
-
-MIN_HUMAN = 30  # reviewed papers a statistic needs before a normal interval means anything
-CODE_QUESTIONS = ("C0", "C1", "C2")
 
 
 @dataclass
@@ -78,6 +77,14 @@ class SampleEstimates:
     def usable(self) -> bool:
         return any(e.method for e in self.estimates.values())
 
+    @property
+    def refusal(self) -> str:
+        """Why no statistic got an estimate from the recorded sample ("" when it was estimated):
+        written into statistics.csv, not only logged."""
+        if self.estimates:
+            return ""
+        return "; ".join(self.problems) or "the recorded sample gives no estimate"
+
 
 def as_record(row: dict[str, Any]) -> dict[str, Any]:
     """A computed row in the dataset's vocabulary, so Figure 1's tests apply to it."""
@@ -92,26 +99,22 @@ def automated_only(inp: PaperInput) -> PaperInput:
 
 def rows_both_ways(session: Session, settings: Settings, catalog: Catalog) -> dict[int, tuple[dict, dict]]:
     """paper id -> (row with human answers, row from the rules alone). Resolutions are
-    refreshed inside the caller's session; roll it back to leave the database unchanged."""
-    inputs, _ = gather_inputs(session, settings.compute, configured_rules(settings))
+    refreshed inside the caller's session; roll it back to leave the database unchanged.
+    The labels read are those of the rule set the stored rows were computed from (when
+    they share one), so an estimate and the exported rows rest on the same rules."""
+    from review.provenance import rule_set_of_rows
+
+    compute = settings.compute
+    used = rule_set_of_rows(session)
+    if used is not None:
+        compute = compute.model_copy(update={"rule_set": used.sha256})
+    inputs, _ = gather_inputs(session, compute, configured_rules(settings))
     return {inp.paper_id: (as_record(compute_paper(inp, catalog, settings.compute)),
                            as_record(compute_paper(automated_only(inp), catalog, settings.compute)))
             for inp in inputs}
 
 
-def settled(row: dict[str, Any], questions: tuple[str, ...]) -> bool:
-    """Whether reviewers settled every question the statistic rests on for this paper."""
-    sources = row.get("sources") or {}
-    if row["paper_metric"] is False and sources.get("P0") == "human":
-        return True  # reviewers say it does not compute the metric: nothing else counts
-    for q in questions:
-        source = sources.get(q)
-        if source in (None, "human"):
-            continue
-        if q in CODE_QUESTIONS and not row["code_urls"] and source == "automated":
-            continue  # no codebase to review: "no code" is the protocol's answer
-        return False
-    return True
+settled = designs.human_answered  # whether people answered every question a statistic rests on
 
 
 def describe(d: SamplingDesign) -> str:
@@ -208,8 +211,7 @@ def _complete_enough(loaded: Loaded, order: str | None) -> bool:
 
 
 def estimate_figure1(db: Database, settings: Settings, catalog: Catalog, metric: Metric, *,
-                     design_id: int | None = None, confidence: float | None = None,
-                     min_human: int = MIN_HUMAN) -> SampleEstimates:
+                     design_id: int | None = None, confidence: float | None = None) -> SampleEstimates:
     """Each Figure 1 share estimated from the newest recorded paper sample (or `design_id`)."""
     loaded = load(db, settings, catalog, metric, design_id=design_id, confidence=confidence)
     out = loaded.out
@@ -218,7 +220,7 @@ def estimate_figure1(db: Database, settings: Settings, catalog: Catalog, metric:
     for key, (test, among) in share_tests(settings.compute).items():
         name = metric.stat_name(key)
         out.estimates[name] = _one(name, loaded.frame, loaded.items, loaded.rows, test, among, SHARE_QUESTIONS[key],
-                                   loaded.stratified, out.confidence, min_human)
+                                   loaded.stratified, out.confidence)
     return out
 
 
@@ -226,6 +228,21 @@ def indicators(rows: list[dict[str, Any]], test: Any, among: Any) -> tuple[np.nd
     d = np.array([r["paper_metric"] is True and among(r) for r in rows], dtype=float)
     y = np.array([test(r) for r in rows], dtype=float) * d
     return y, d
+
+
+def unanswered_note(frame: list[tuple[int, Any]], items: set[int], rows: dict[int, tuple[dict, dict]],
+                    questions: tuple[str, ...]) -> str:
+    """Which of the statistic's questions people left unanswered on the sampled papers, e.g.
+    "no person answered C0 for 40 of 40 sampled papers": such papers are not human-verified."""
+    sampled = [pid for pid, _ in frame if pid in items]
+    missing: dict[str, int] = {}
+    for pid in sampled:
+        for q in designs.unanswered(rows[pid][0], questions):
+            missing[q] = missing.get(q, 0) + 1
+    if not missing:
+        return ""
+    each = ", ".join(f"{q} for {n} of {len(sampled)}" for q, n in sorted(missing.items()))
+    return f"no person answered {each} sampled papers (automated answers are not human-verified)"
 
 
 def sample_strata(frame: list[tuple[int, Any]], items: set[int], rows: dict[int, tuple[dict, dict]], test: Any,
@@ -237,8 +254,11 @@ def sample_strata(frame: list[tuple[int, Any]], items: set[int], rows: dict[int,
     strata = []
     for key, pids in sorted(groups.items()):
         labelled = [p for p in pids if p in items and settled(rows[p][0], questions)]
-        if len(labelled) < 2:
-            return [], f"stratum {key}: {len(labelled)} reviewed paper(s), at least 2 needed for its variance"
+        if len(labelled) < designs.MIN_PER_STRATUM:
+            why = (f"stratum {key}: {len(labelled)} reviewed paper(s), at least {designs.MIN_PER_STRATUM} needed "
+                   "for its variance")
+            missing = unanswered_note(frame, items, rows, questions)
+            return [], f"{why}; {missing}" if missing else why
         y, d = indicators([rows[p][0] for p in labelled], test, among)
         yhat, dhat = indicators([rows[p][1] for p in labelled], test, among)
         yhat_all, dhat_all = indicators([rows[p][1] for p in pids], test, among)
@@ -247,13 +267,12 @@ def sample_strata(frame: list[tuple[int, Any]], items: set[int], rows: dict[int,
 
 
 def _one(name: str, frame: list[tuple[int, Any]], items: set[int], rows: dict[int, tuple[dict, dict]],
-         test: Any, among: Any, questions: tuple[str, ...], stratified: bool, level: float,
-         min_human: int) -> Estimate:
+         test: Any, among: Any, questions: tuple[str, ...], stratified: bool, level: float) -> Estimate:
     est = Estimate(name)
+    est.n_human = sum(1 for pid, _ in frame if pid in items and settled(rows[pid][0], questions))
     strata, est.note = sample_strata(frame, items, rows, test, among, questions, stratified)
     if not strata:
         return est
-    est.n_human = sum(s.n for s in strata)
     est.automated = _value(automated_ratio(strata, level))[0]
     truth = np.concatenate([s.parts()[0] for s in strata]).astype(bool)
     guess = np.concatenate([s.parts()[1] for s in strata]).astype(bool)
@@ -261,8 +280,10 @@ def _one(name: str, frame: list[tuple[int, Any]], items: set[int], rows: dict[in
         est.rule_false_positive = float((guess & ~truth).sum() / (~truth).sum())
     if truth.any():
         est.rule_false_negative = float((~guess & truth).sum() / truth.sum())
-    if est.n_human < min_human:
-        est.note = f"{est.n_human} reviewed paper(s), at least {min_human} needed"
+    short = designs.shortfall(est.n_human, len(frame))
+    if short:
+        missing = unanswered_note(frame, items, rows, questions)
+        est.note = f"{short}; {missing}" if missing else short
         return est
     if sum(float(s.parts()[3].sum()) for s in strata) == 0:
         est.note = "no reviewed paper is in this statistic's denominator"

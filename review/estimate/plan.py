@@ -11,6 +11,7 @@ say no where reviewers would say yes) and an invention rate, both among the pape
 statistic's denominator, applied to the share the rules report; the denominator's own
 errors are then left out (stated in the output).
 Codebases to review are those of the drawn papers, estimated by the frame's average.
+No plan asks for fewer papers than the estimator needs (`review.estimate.design.minimum`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from sqlalchemy import select
 from review.compute.catalog import Catalog
 from review.db.session import Database
 from review.errors import ConfigError
-from review.estimate.figure1 import MIN_HUMAN, Loaded, indicators, load, sample_strata
+from review.estimate import design as designs
+from review.estimate.figure1 import Loaded, indicators, load, sample_strata
 from review.estimate.ppi import Stratum, ppi_ratio, z_value
 from review.export.stats import SHARE_QUESTIONS, share_tests
 from review.metric import Metric
@@ -161,7 +163,8 @@ def _need(loaded: Loaded, frame: list[tuple[int, Any]], key: str, name: str, h: 
     strata, why = ([], "no random sample") if not loaded.usable else sample_strata(
         frame, loaded.items, loaded.rows, test, among, SHARE_QUESTIONS[key], loaded.stratified)
     n_human = sum(s.n for s in strata)
-    if strata and n_human >= MIN_HUMAN:
+    short = designs.shortfall(n_human, len(frame))
+    if strata and not short:
         theta, v_r, v_u, var_g, den = _measured(strata, loaded.out.confidence)
         truth = np.concatenate([s.parts()[0] for s in strata]).astype(bool)
         guess = np.concatenate([s.parts()[1] for s in strata]).astype(bool)
@@ -174,15 +177,36 @@ def _need(loaded: Loaded, frame: list[tuple[int, Any]], key: str, name: str, h: 
         theta, v_r, v_u, var_g, den = _prior(ahat_all, dhat_all, priors)
         source = f"priors: miss {priors.miss:.2f}, invent {priors.invent:.2f}"
         fp, fn = priors.invent, priors.miss
-        note = (f"{why or f'{n_human} reviewed papers, fewer than {MIN_HUMAN}'}: stated priors used; "
-                "the denominator's own errors are not in them")
-    papers, human, reachable = _solve(v_r, v_u, var_g, den, len(frame), h, z)
+        note = (f"{why or short}: stated priors used; the denominator's own errors are not in them")
+    solved, solved_human, reachable = _solve(v_r, v_u, var_g, den, len(frame), h, z)
+    # never fewer than the estimator needs: answering all of them gives the estimate
+    papers, human = designs.planned_size(solved, len(frame)), designs.planned_size(solved_human, len(frame))
+    if papers > solved:
+        note = (note + "; " if note else "") + (f"the interval needs {solved}, the estimator at least "
+                                                f"{designs.minimum(len(frame))} reviewed papers")
     if not reachable:
         note = (note + "; " if note else "") + ("no sample reaches the target on this frame (the rules' own "
                                                 "variance over it is wider): review every paper, which has no "
                                                 "sampling error")
+    unasked = _unasked_c0(loaded, frame, key)
+    if unasked:
+        note = (note + "; " if note else "") + unasked
     return Need(name, h, source, papers, human, int(round(papers * per_paper)), reachable, round(theta, 6),
                 round(fp, 6), round(fn, 6), note)
+
+
+def _unasked_c0(loaded: Loaded, frame: list[tuple[int, Any]], key: str) -> str:
+    """Said before anyone reviews: a statistic resting on C0 gets no estimate from papers
+    without a linked codebase, because no form asks C0 for them (their automated "no code"
+    is not a person's answer, `design.unanswered`)."""
+    if "C0" not in SHARE_QUESTIONS[key]:
+        return ""
+    without = sum(1 for p, _ in frame if not loaded.rows[p][1]["code_urls"]
+                  and loaded.rows[p][0].get("sources", {}).get("C0") != "human")
+    if not without:
+        return ""
+    return (f"it rests on C0, which no review form asks for the {without} frame paper(s) without a linked codebase: "
+            "sampled ones stay unverified and the statistic gets no estimate until people answer C0 for them")
 
 
 def queue_plan(db: Database, settings: Settings, planned: Plan, *, seed: int = 0,

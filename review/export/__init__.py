@@ -80,12 +80,15 @@ def _json(obj: Any) -> str:
 
 
 def _human_evaluation(session: Any, settings: Settings) -> dict[str, Any] | None:
-    """`review evaluate human` for the rule set compute reads, for the report (reads only)."""
+    """`review evaluate human` for the rule set the exported rows were computed from (when
+    they share one; else the one compute would read), for the report (reads only)."""
     from review.compute.stage import choose_rule_set, configured_rules
     from review.evaluate.human import evaluate_human
+    from review.provenance import rule_set_of_rows
 
     try:
-        rule_set = choose_rule_set(session, settings.compute.rule_set, configured_rules(settings))
+        rule_set = rule_set_of_rows(session) or choose_rule_set(session, settings.compute.rule_set,
+                                                                configured_rules(settings))
     except ReviewError:  # compute reports a bad compute.rule_set; the report goes without this section
         return None
     # the resolutions compute stored: the human answers the dataset rests on
@@ -112,7 +115,8 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
             prisma_counts = prisma.prisma_counts(s, records)
             counts = manifest.table_counts(s)
             runs = manifest.data_runs(s)
-            rule_sets = manifest.rule_sets(s)
+            made = ds.provenance_of(records)
+            rule_sets = manifest.rule_sets(s, made)
             human_eval = _human_evaluation(s, settings)
         schema = migrate.current_revision(db)
         if records and counts[Reproducibility.__tablename__] == 0:
@@ -132,7 +136,8 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
             log.warning(w)
         result.warnings += notes
         estimates = sample.estimates if sample.design_id else None
-        stat_rows = stats.stat_rows(fig1, estimates)
+        stat_rows = stats.stat_rows(fig1, estimates, stats.stat_provenance(records, settings.compute, metric),
+                                    sample.refusal if sample.design_id else "")
         per_year = stats.figure3(records)
         packages = stats.package_table(records, catalog, settings.compute)
         totals = stats.package_totals(packages)
@@ -142,7 +147,7 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
 
         files: list[Path] = [ds.write_dataset(records, out, fmt, metric)]
         files.append(_write(out / "statistics.csv", ds.csv_text(
-            stats.STAT_COLUMNS + (stats.ESTIMATE_COLUMNS if estimates is not None else []),
+            stats.STAT_COLUMNS + (stats.ESTIMATE_COLUMNS if estimates is not None else []) + stats.PROVENANCE_COLUMNS,
             [list(r.values()) for r in stat_rows])))
         files.append(_write(out / "statistics.json", _json(stat_rows)))
         files.append(_write(out / "figure3.csv", ds.csv_text(
@@ -160,9 +165,8 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
             files += paths
             result.figures += paths
 
-        signature = Signature({
-            "rules": rule_sets[-1]["name"] if rule_sets else None,
-            "rules_sha256": rule_sets[-1]["sha256"][:12] if rule_sets else None,
+        signature = Signature({  # what made the rows, not the newest stored rule set (`review.provenance`)
+            **made.signature(),
             "packages_sha256": catalog.sha256[:12], "schema": schema,
             "bootstrap": settings.export.bootstrap_samples, "seed": settings.export.seed,
         })
@@ -170,6 +174,8 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
             "tool": "review", "version": __version__, "time": stamp, "time_source": stamp_source,
             "signature": signature.format(),
             "database": {"dialect": db.dialect, "schema": schema, "counts": counts},
+            "provenance": made.as_dict(),
+            "human_answers": ds.human_answers(records),
             "rule_sets": rule_sets,
             "metric": {"name": metric.id, "sha256": metric.sha256},
             "packages_catalog": {"path": Path(catalog.path).name, "sha256": catalog.sha256},

@@ -27,8 +27,9 @@ from typing import Any, Iterable
 from sqlalchemy import and_, select
 from sqlalchemy.orm import Session
 
+from review import provenance
 from review.compute import json_text, parse_json
-from review.db.models import Document, Paper, PaperLabel, PaperText, Reproducibility, RuleSet
+from review.db.models import Document, Paper, PaperLabel, PaperText, Reproducibility
 from review.importer.text_source import PDF, label_of
 from review.metric import Metric, default_metric
 from review.redact import RedactingWriter, redact_value
@@ -42,7 +43,8 @@ RELEASED_COLUMNS = [
 ]
 EXTRA_COLUMNS = [
     "paper_source", "paper_doi", "paper_pdf_url", "paper_param_strings", "has_code", "code_urls", "r1", "r2", "r3",
-    "figure3_category", "label_source", "label_sources", "rule_set_sha256", "text_source",
+    "figure3_category", "label_source", "label_sources", "rule_set", "rule_set_sha256", "text_source", "extractor",
+    "code_scan",
 ]
 COLUMNS = RELEASED_COLUMNS + EXTRA_COLUMNS
 
@@ -65,6 +67,7 @@ class Record:
     text_ok: bool
     labeled: bool
     computed: bool
+    provenance: provenance.RowProvenance | None = None  # what made the row (`review.provenance`)
 
 
 def _tri(value: str | None) -> bool | None:
@@ -72,7 +75,8 @@ def _tri(value: str | None) -> bool | None:
 
 
 def read_records(session: Session) -> list[Record]:
-    """Every paper that was not removed or retracted, joined with its derived labels."""
+    """Every paper that was not removed or retracted, joined with its derived labels; the
+    rule set, extractor and code scan of each row come from `review.provenance`."""
     R = Reproducibility
     J = json_text
     q = (
@@ -81,11 +85,10 @@ def read_records(session: Session) -> list[Record]:
                R.paper_metric, R.paper_metric_prelim, R.paper_params, J(R.protocol), J(R.paper_packages), J(R.variants),
                R.code_url, R.code_metric, R.code_metric_prelim, J(R.code_packages), J(R.packages), R.software_error,
                R.reproducible, J(R.params), R.has_code, J(R.code_urls), R.r1, R.r2, R.r3, R.category, R.label_source,
-               J(R.sources), RuleSet.sha256, R.id,
+               J(R.sources), Paper.id, R.id,
                Document.outcome, Document.reason, PaperText.outcome, PaperText.reason, PaperLabel.extra)
         .select_from(Paper)
         .outerjoin(R, R.paper_id == Paper.id)
-        .outerjoin(RuleSet, RuleSet.id == R.rule_set_id)
         .outerjoin(Document, Document.paper_id == Paper.id)
         .outerjoin(PaperText, and_(PaperText.paper_id == Paper.id, PaperText.source == PDF))
         .outerjoin(PaperLabel, and_(PaperLabel.paper_id == Paper.id, PaperLabel.rule_set_id == R.rule_set_id))
@@ -94,16 +97,18 @@ def read_records(session: Session) -> list[Record]:
     )
     out: list[Record] = []
     P = parse_json
+    made = provenance.per_paper(session)
     for row in session.execute(q):
         (ident, url, authors, title, venue, year, month, booktitle, address, publisher, pages, source, doi, pdf_url,
          computes, prelim, params, protocol, ppk, variants, code_url, code_metric, code_prelim, code_pk, packages,
          sw_error, reproducible, param_strings, has_code, code_urls, r1, r2, r3, category, label_source, sources,
-         rules_sha, rid, doc_outcome, doc_reason, text_outcome, text_reason, label_extra) = row
+         paper_id, rid, doc_outcome, doc_reason, text_outcome, text_reason, label_extra) = row
         used = label_of((label_extra or {}).get("text_source"), (label_extra or {}).get("text_version"))
         imported = used is not None and used != PDF  # full text from a corpus: retrieved, without a PDF
         authors, protocol, ppk, variants, code_pk, packages, param_strings, code_urls, sources = (
             P(authors), P(protocol), P(ppk), P(variants), P(code_pk), P(packages), P(param_strings), P(code_urls),
             P(sources))
+        prov = made.get(paper_id)
         values = {
             "paper_ident": ident, "paper_url": url, "paper_author": list(authors or []), "paper_title": title,
             "paper_venue": venue, "paper_year": year, "paper_month": month, "paper_booktitle": booktitle,
@@ -118,11 +123,32 @@ def read_records(session: Session) -> list[Record]:
             "paper_source": source, "paper_doi": doi, "paper_pdf_url": pdf_url,
             "paper_param_strings": list(param_strings or []), "has_code": has_code, "code_urls": list(code_urls or []),
             "r1": r1, "r2": r2, "r3": r3, "figure3_category": category, "label_source": label_source,
-            "label_sources": dict(sources) if sources else None, "rule_set_sha256": rules_sha,
-            "text_source": used,
+            "label_sources": dict(sources) if sources else None,
+            "rule_set": prov.rule_set if prov else None, "rule_set_sha256": prov.rule_set_sha256 if prov else None,
+            "text_source": used, "extractor": prov.extractor if prov else None,
+            "code_scan": prov.code_scan if prov else None,
         }
         out.append(Record(values, document_ok=doc_outcome == "ok" or imported, text_ok=text_outcome == "ok" or imported,
-                          labeled=prelim is not None, computed=rid is not None))
+                          labeled=prelim is not None, computed=rid is not None, provenance=prov))
+    return out
+
+
+def provenance_of(records: Iterable[Record]) -> provenance.Provenance:
+    """What made these rows (computed ones), for a file's header or a statistic's note."""
+    return provenance.Provenance.of(r.provenance for r in records if r.provenance is not None)
+
+
+def human_answers(records: Iterable[Record]) -> dict[str, int]:
+    """Per review question, the rows whose answer to it is a person's (`label_sources`):
+    counted per question, because a paper reviewed on its form may still rest on automated
+    answers to questions that form never asks (C0 of a paper without a linked codebase)."""
+    from review.answers import QUESTIONS
+
+    out = dict.fromkeys(QUESTIONS, 0)
+    for rec in records:
+        for q, source in (rec.values["label_sources"] or {}).items():
+            if source == "human" and q in out:
+                out[q] += 1
     return out
 
 

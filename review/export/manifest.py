@@ -1,7 +1,9 @@
 """The manifest: what an export was made from, so every file traces back to its data.
 
-It lists the tool version, the rule files (name, version, sha256) and package catalog
-hash, row counts of the data tables, the runs whose rows are in the data (found through
+It lists the tool version, what made the exported rows (`provenance`: rule set, extractor
+and code scan with row counts, "mixed" in the signature when rows disagree; from
+`review.provenance`), every stored rule file (name, version, sha256, rows it made) and the
+package catalog hash, row counts of the data tables, the runs whose rows are in the data (found through
 the `run_id` the rows carry, so they are exactly the runs that made this data), the
 settings that shape the numbers, and the sha256 of every exported file.
 
@@ -18,6 +20,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from review.provenance import Provenance
 from review.db.models import (Codebase, CodebaseLink, CodeFinding, Document, Finding, HumanDecision, Paper,
                               PaperLabel, PaperText, Reproducibility, Run, RuleSet, SourceRecord)
 
@@ -54,8 +57,12 @@ def _iso(when: datetime | None) -> str | None:
     return when.astimezone(timezone.utc).isoformat()
 
 
-def rule_sets(session: Session) -> list[dict[str, Any]]:
-    return [{"name": r.name, "metric": r.metric, "version": r.version, "sha256": r.sha256, "path": r.path}
+def rule_sets(session: Session, made: Provenance | None = None) -> list[dict[str, Any]]:
+    """Every stored rule set, with how many exported rows it made (`rows`: 0 for one only
+    stored, e.g. by `review label --rules X --diff`)."""
+    used = made.values.get("rule_set_sha256", {}) if made else {}
+    return [{"name": r.name, "metric": r.metric, "version": r.version, "sha256": r.sha256, "path": r.path,
+             "rows": used.get(r.sha256, 0)}
             for r in session.scalars(select(RuleSet).order_by(RuleSet.id))]
 
 

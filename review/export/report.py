@@ -66,6 +66,7 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
         f"<h1>{title}</h1>",
         f'<p class="small">review {html.escape(m["version"])} · data time {html.escape(str(m["time"]))} · '
         f'signature <code>{html.escape(m["signature"])}</code></p>',
+        provenance_line(m.get("provenance")),
         "<p>Labels rest on human decisions where they exist and on the automated rules otherwise; "
         "the dataset's <code>label_source</code> column says which for every paper.</p>",
         "<h2>This run against the published figures</h2>" if comparison else "",
@@ -82,7 +83,7 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
         table(["statistic", "meaning", "count", "denominator", "share", "CI low", "CI high"],
               [(s.name, s.description, s.count, s.denominator, _pct(s.share), _pct(s.ci_low), _pct(s.ci_high))
                for s in stats]),
-        sample_section(sample, stats),
+        sample_section(sample, stats, m.get("human_answers")),
         inline_svg(figures["figure1"]),
         f"<h2>{html.escape(metric.text('figure3_title'))}</h2>",
         table(["year", *CATEGORIES, "total"], [("" if r["year"] is None else str(r["year"]), *[r[c] for c in CATEGORIES], r["total"])
@@ -100,7 +101,8 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
         table(["stage", "box", "count"], prisma),
         inline_svg(figures["prisma"]),
         "<h2>Provenance</h2>",
-        table(["rule set", "version", "sha256"], [(r["name"], r["version"], r["sha256"]) for r in m["rule_sets"]]),
+        table(["rule set", "version", "sha256", "exported rows it made"],
+              [(r["name"], r["version"], r["sha256"], r.get("rows", 0)) for r in m["rule_sets"]]),
         f'<p class="small">package catalog sha256 <code>{html.escape(m["packages_catalog"]["sha256"])}</code></p>',
         table(["run", "command", "status", "finished"], [(r["id"], r["command"], r["status"], r["finished_at"])
                                                          for r in m["runs"]]),
@@ -110,6 +112,28 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
         "</body></html>",
     ]
     return "\n".join(p for p in parts if p) + "\n"
+
+
+def provenance_line(made: dict[str, Any] | None) -> str:
+    """The header's account of what made the rows (`review.provenance`): each of rule set,
+    extractor and code scan with its one value, or "mixed" and every value with its rows."""
+    if not made or not made.get("rows"):
+        return ""
+    parts = []
+    for label, name in (("rule set", "rule_set"), ("rule file sha256", "rule_set_sha256"),
+                        ("text extractor", "extractor"), ("code scan", "code_scan")):
+        found = made.get(name) or {}
+        if not found:
+            continue
+        if len(found) == 1:
+            value = next(iter(found))
+            parts.append(f"{label} <code>{html.escape(value)}</code>")
+        else:
+            each = "; ".join(f"<code>{html.escape(v)}</code> ({n})" for v, n in
+                             sorted(found.items(), key=lambda kv: (-kv[1], kv[0])))
+            parts.append(f"{label} <strong>mixed</strong>: {each}")
+    return (f'<p class="small" id="provenance">The {made["rows"]} computed rows were made by: '
+            + ", ".join(parts) + ".</p>")
 
 
 def disputed_section(disputed: list[tuple[str, list[str]]]) -> str:
@@ -152,7 +176,7 @@ def human_evaluation_section(ev: dict[str, Any] | None) -> str:
                      for n, i, p, r, f, e in rows]))
 
 
-def sample_section(sample: Any, stats: list[Stat]) -> str:
+def sample_section(sample: Any, stats: list[Stat], human_answers: dict[str, int] | None = None) -> str:
     """The estimates from a recorded human sample (`review.estimate`): shown only when one exists."""
     if sample is None:
         return ""
@@ -166,8 +190,12 @@ def sample_section(sample: Any, stats: list[Stat]) -> str:
                      _pct(e.human), _pct(e.human_low), _pct(e.human_high), _pct(e.automated), e.n_human,
                      _pct(e.rule_false_positive), _pct(e.rule_false_negative), e.note))
     problems = "".join(f"<li>{html.escape(p)}</li>" for p in sample.problems)
+    answers = ", ".join(f"{q} {n}" for q, n in (human_answers or {}).items())
     return (f"<h2>Estimates from the human sample</h2><p class=\"small\">{html.escape(sample.design)}.</p>"
-            f"<p>The {level} interval of a prediction-powered estimate (method <code>ppi</code>: the rules&rsquo; "
+            + (f'<p class="small" id="human-answers">Papers with a person&rsquo;s answer, per question: '
+               f"{html.escape(answers)}. A statistic counts a paper as reviewed only when people answered every "
+               "question it rests on.</p>" if answers else "")
+            + f"<p>The {level} interval of a prediction-powered estimate (method <code>ppi</code>: the rules&rsquo; "
             f"answers on every paper, corrected by the errors the reviewers found in this random sample; Angelopoulos "
             f"et al., Science 2023) would contain the share a complete human review finds in {level} of such "
             f"samples. <em>Human only</em> comes from the sample alone and <em>automated only</em> from the rules "

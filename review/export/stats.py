@@ -50,13 +50,37 @@ ESTIMATE_COLUMNS = ["method", "estimate", "estimate_low", "estimate_high", "n_hu
                     "human_only_high", "automated_only", "rule_false_positive", "rule_false_negative", "estimate_note"]
 
 
-def stat_rows(stats: list[Stat], estimates: dict[str, Any] | None) -> list[dict[str, Any]]:
+PROVENANCE_COLUMNS = ["provenance"]
+
+
+def stat_rows(stats: list[Stat], estimates: dict[str, Any] | None, made: dict[str, str] | None = None,
+              refusal: str = "") -> list[dict[str, Any]]:
     """statistics.csv/json rows: with the sample's estimate columns when a sample design
-    exists (`review.estimate`), else exactly the columns exports always had."""
+    exists (`review.estimate`), and what made each statistic's rows (`provenance`).
+
+    `refusal` is why the sample gives no estimate at all (e.g. a partly reviewed sample
+    queued in a non-random order): written as the `estimate_note` of every statistic, so
+    the file itself says it, not only the log."""
+    made = made or {}
     if estimates is None:
-        return [s.as_dict() for s in stats]
-    empty = dict.fromkeys(ESTIMATE_COLUMNS)
-    return [{**s.as_dict(), **(estimates[s.name].columns() if s.name in estimates else empty)} for s in stats]
+        return [{**s.as_dict(), "provenance": made.get(s.name, "")} for s in stats]
+    empty = {**dict.fromkeys(ESTIMATE_COLUMNS), "estimate_note": refusal or None}
+    return [{**s.as_dict(), **(estimates[s.name].columns() if s.name in estimates else empty),
+             "provenance": made.get(s.name, "")} for s in stats]
+
+
+def stat_provenance(records: list[Record], compute: ComputeSettings, metric: Metric | None = None) -> dict[str, str]:
+    """statistic name -> what made the rows of its denominator (`review.provenance` note:
+    the shared rule set, extractor and code scan, or "mixed" with the counts)."""
+    from review.export.dataset import provenance_of
+
+    m = metric or default_metric()
+    rows = [r for r in records if r.values["paper_metric"] is True]
+    every = provenance_of(rows).note()
+    out = {m.stat_name("metric_papers"): every, "human_reviewed": every}
+    for key, (_, among) in share_tests(compute).items():
+        out[m.stat_name(key)] = provenance_of([r for r in rows if among(r.values)]).note()
+    return out
 
 
 def bootstrap_ci(name: str, count: int, n: int, settings: ExportSettings) -> tuple[float | None, float | None]:
@@ -87,6 +111,15 @@ SHARE_QUESTIONS: dict[str, tuple[str, ...]] = {
     "incorrect_software": ("P0", "P4", "C0", "C1"), "r1": ("P0", "P1", "P4"), "r2": ("P0", "P4"),
     "r3": ("P0", "C0", "C2"),
 }
+
+
+def human_reviewed(row: dict[str, Any]) -> bool:
+    """Every review question of the paper answered by people (`review.estimate.design`'s rule:
+    an automated answer, e.g. "no code" where nobody asked C0, never counts)."""
+    from review.answers import QUESTIONS
+    from review.estimate.design import human_answered
+
+    return human_answered(row, QUESTIONS)
 
 
 def share_tests(compute: ComputeSettings) -> dict[str, tuple[Test, Test]]:
@@ -123,8 +156,7 @@ def figure1(records: list[Record], compute: ComputeSettings, export: ExportSetti
     tests = share_tests(compute)
 
     def share(name: str, description: str, key: str | None = None) -> Stat:
-        test, among = tests[key or name] if (key or name) in tests else (
-            lambda r: r["label_source"] == "human", EVERY)
+        test, among = tests[key or name] if (key or name) in tests else (human_reviewed, EVERY)
         base = [r for r in rows if among(r)]
         k = sum(1 for r in base if test(r))
         low, high = bootstrap_ci(name, k, len(base), export)

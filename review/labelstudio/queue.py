@@ -25,7 +25,7 @@ from review.errors import ConfigError, InputFileError, ReviewError, ServiceError
 from review.labelstudio.adjudication import adjudication_config, adjudication_task
 from review.labelstudio.client import LabelStudioClient
 from review.labelstudio.projects import new_origin, reconcile, this_server
-from review.estimate.design import SAMPLED, Draw, make_draw, record
+from review.estimate.design import SAMPLED, Draw, default_order, make_draw, record
 from review.labelstudio.select import choose, order
 from review.labelstudio.tasks import KINDS, Candidate, build_task, candidates, label_config, ref_of
 from review.resolution import disputes
@@ -117,7 +117,7 @@ def write_offline(db: Database, kind: str, chosen: list[Candidate], path: Path, 
 
 
 def run_queue(db: Database, settings: Settings, kind: str, *, project: str | None = None, select_: str = "all",
-              n: int | None = None, seed: int = 0, by: str = "year", order_: str = "least-certain",
+              n: int | None = None, seed: int = 0, by: str = "year", order_: str | None = None,
               overlap: int | None = None, rule_set: str | None = None, limit: int | None = None,
               offline: Path | None = None, dry_run: bool = False,
               client: LabelStudioClient | None = None, only: set[int] | None = None) -> QueueResult:
@@ -126,7 +126,9 @@ def run_queue(db: Database, settings: Settings, kind: str, *, project: str | Non
     `overlap` (reviewers per task) is set on a new project (default label_studio.overlap,
     1 for adjudication) and changed on an existing one only when given. `only` narrows the
     candidates to these item ids (`review plan --queue`: the codebases of the drawn papers).
+    Without `order_`, a drawn sample is queued in random order (`design.default_order`).
     """
+    order_ = order_ or default_order(select_)
     if kind not in KINDS:
         raise ConfigError(f"unknown queue {kind!r}", hint="review queue papers|code")
     adjudication = select_ == "disputed"
