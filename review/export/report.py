@@ -219,7 +219,8 @@ def codebases_note(linked: int | None, in_database: int | None) -> str:
     if linked is None or in_database is None:
         return ""
     other = in_database - linked
-    why = (f"; the other {other} belong to papers that do not compute the metric, are shared, or were ruled "
+    verb = "belongs" if other == 1 else "belong"
+    why = (f"; the other {other} {verb} to papers that do not compute the metric, are shared, or were ruled "
            "out by a reviewer (C0 = no)" if other > 0 else "")
     return (f'<p class="small" id="codebases-note">Linked codebases: {linked} distinct codebases of the papers that '
             f"compute the metric; the database holds {in_database}{why}.</p>")
