@@ -155,3 +155,20 @@ def test_prisma_arrows_reach_their_boxes(exported, tmp_path):
         assert s["arrow"] and s["box"]
         assert abs(s["arrow"]["r"] - s["box"]["l"]) <= tol, s
         assert s["box"]["t"] <= (s["arrow"]["t"] + s["arrow"]["b"]) / 2 <= s["box"]["b"], s
+
+
+def _record(source: str, sources: dict[str, str] | None):
+    from review.export.dataset import Record
+
+    return Record({"label_source": source, "label_sources": sources}, True, True, True, True)
+
+
+def test_banner_counts_fully_and_partly_verified_papers():
+    from review.export.report import verification_banner
+
+    mixed = [_record("human", {"P0": "human"}), _record("mixed", {"P0": "human", "P4": "automated"}),
+             _record("automated", {"P0": "automated"})]
+    text = verification_banner(mixed)
+    assert "Automated proposals:</strong> 1 of 3 papers verified by people (1 more partly)" in text
+    done = verification_banner([_record("human", {"P0": "human"})] * 2)
+    assert 'class="banner verified"' in done and "all 2 papers" in done
