@@ -187,7 +187,8 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
                               "estimator": "prediction-powered (Angelopoulos et al. 2023), human-only, automated-only"}
         report_path = out / "report.html"
         _write(report_path, report.build_report(
-            stats=shown, comparison=compare, records=records, evidence=evidence, codebases=codebases, per_year=per_year, packages=packages, package_totals=totals,
+            stats=shown, comparison=compare, records=records, evidence=evidence, codebases=codebases,
+            per_year=per_year, packages=packages, package_totals=totals,
             prisma=flow, manifest=info, figures={k: [p for p in v if p.suffix == ".svg"][0] for k, v in figs.items()},
             files=[f.name for f in files] + ["manifest.json"], disputed=ds.disputed(records), metric=metric,
             human_evaluation=human_eval, sample=sample if sample.design_id else None))

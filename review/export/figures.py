@@ -62,7 +62,8 @@ def figure1_chart(stats: list[Stat], stem: Path, metric: Metric | None = None,
         values = [100 * (s.share or 0) for s in shown]
         lows = [100 * ((s.share or 0) - (s.ci_low or 0)) for s in shown]
         highs = [100 * ((s.ci_high or 0) - (s.share or 0)) for s in shown]
-        ax.barh(ys, values, color="#1971c2", xerr=[lows, highs], capsize=3, label="this run (95% bootstrap CI; treats the labels as right)")
+        ax.barh(ys, values, color="#1971c2", xerr=[lows, highs], capsize=3,
+                label="this run (95% bootstrap CI; treats the labels as right)")
         if published:
             ax.scatter([100 * published[s.name] for s in shown], ys, color="#e8590c", marker="D", zorder=3,
                        label=metric.text("published_source"))
