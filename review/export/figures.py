@@ -73,7 +73,7 @@ def figure1_chart(stats: list[Stat], stem: Path, metric: Metric | None = None,
             ax.text(v + 1, y + 0.25, f"{v:.1f}% ({s.count}/{s.denominator})", fontsize=7, va="center")
         ax.set_yticks(ys, labels, fontsize=7)
         ax.set_xlim(0, 118)
-        ax.set_xlabel("% of the papers in each statistic's denominator")
+        ax.set_xlabel("% of each statistic's denominator (papers; package citations for citation shares)")
         ax.set_title(metric.text("figure1_title" if published else "figure1_title_alone"))
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, fontsize=7, frameon=False)
         fig.tight_layout()

@@ -198,7 +198,9 @@ def citation_share(totals: dict[str, Any], export: ExportSettings) -> Stat:
     """Package citations naming a package with scoring errors, over all package citations:
     the unit of the published "76% of package citations" and of the Packages table, so the
     figure, the comparison and the Packages section give one number (the paper share
-    `software_error_share` is a different statistic and keeps its own name)."""
+    `software_error_share` is a different statistic and keeps its own name). Its bootstrap
+    resamples citations as if independent; a paper's citations are not, so read the interval
+    as a lower bound on the spread."""
     wrong, total = totals["with_software_error"], totals["citations"]
     low, high = bootstrap_ci(wrong, total, export)
     return Stat("software_error_citations", "package citations (paper or code) naming a package with scoring errors",
