@@ -255,7 +255,8 @@ def run_survey(db: Database, settings: Settings, *, sources: Iterable[str] = ("a
                     run_queue(db, settings, kind, offline=folder / f"{kind}.json")
                 result.human_file = folder / "papers.json"
                 db_opt = f"--db {result.database} " if sample else ""
-                return (f"{waiting}; Label Studio import files written to {folder} (import them, review, export, "
+                return (f"{waiting}; Label Studio import files written to {folder}, each with its labeling "
+                        f"configuration (*.label-config.xml; set it as the project's, import, review, export, "
                         f"then `review {db_opt}pull --from-file EXPORT`); not waited on")
             if mode == "label_studio":
                 from review.labelstudio.pull import run_pull

@@ -21,7 +21,7 @@ def _fmt(value: float | None) -> str:
 def pull(
     ctx: typer.Context,
     project: Optional[str] = typer.Option(None, "--project", help="Only the project with this title."),
-    from_file: Optional[Path] = typer.Option(None, "--from-file", help="Import a Label Studio JSON export instead of calling the server."),
+    from_file: Optional[Path] = typer.Option(None, "--from-file", help="Import a Label Studio JSON export, or a filled task spreadsheet (.csv), instead of calling the server."),
     origin: Optional[str] = typer.Option(None, "--origin", help="Name of the file source (default file:<stem>); reuse it for later exports."),
     json_: JsonOpt = False,
 ) -> None:
@@ -39,6 +39,7 @@ def pull(
     \b
         review pull
         review pull --from-file annotations/export-2026-11-22.json --origin team-b
+        review pull --from-file exports/tasks-ada.csv
     """
     from review.labelstudio.offline import import_annotations
     from review.labelstudio.pull import PullIncomplete, run_pull

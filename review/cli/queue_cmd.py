@@ -25,7 +25,7 @@ def queue(
     order: Optional[str] = typer.Option(None, "--order", help="least-certain | ident | year | random (default: random for --select sample|stratified, so a partly reviewed sample stays random; else least-certain)."),
     overlap: Optional[int] = typer.Option(None, "--overlap", min=1, help="Reviewers per task: set on a new project (default label_studio.overlap; 1 to adjudicate), changed on an existing one only when given."),
     rule_set: Optional[str] = typer.Option(None, "--rule-set", help="Use labels of this rule file sha256 (prefix); default the label.rules file, else the newest per paper."),
-    offline: Optional[Path] = typer.Option(None, "--offline", help="Write Label Studio import JSON here instead of calling the server."),
+    offline: Optional[Path] = typer.Option(None, "--offline", help="Write the tasks here instead of calling the server: Label Studio import JSON, or a spreadsheet for FILE.csv; the labeling configuration goes next to it (FILE stem + .label-config.xml)."),
     limit: LimitOpt = None,
     dry_run: DryRunOpt = False,
     json_: JsonOpt = False,
@@ -45,6 +45,7 @@ def queue(
         review queue papers --select sample --n 200 --seed 7
         review queue code --project "Code review, team B" --overlap 2
         review queue papers --offline exports/tasks.json
+        review queue papers --offline exports/tasks.csv
         review queue papers --metric bleu   # its own project, with BLEU's questions and packages
     """
     from review.labelstudio.queue import run_queue

@@ -21,7 +21,7 @@ from review.db.models import Reproducibility
 from review.db.session import Database
 from review.errors import ConfigError, InputFileError, ReviewError
 from review.export import dataset as ds
-from review.export import figures, manifest, prisma, report, stats
+from review.export import figures, manifest, papers, prisma, report, stats
 from review.log import get_logger
 from review.metric import metric_of
 from review.redact import redact
@@ -118,6 +118,7 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
             made = ds.provenance_of(records)
             rule_sets = manifest.rule_sets(s, made)
             human_eval = _human_evaluation(s, settings)
+            evidence = papers.evidence(s)
         schema = migrate.current_revision(db)
         if records and counts[Reproducibility.__tablename__] == 0:
             result.warnings.append("no reproducibility labels yet: run `review compute` before exporting")
@@ -141,8 +142,9 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
         per_year = stats.figure3(records)
         packages = stats.package_table(records, catalog, settings.compute)
         totals = stats.package_totals(packages)
-        codebases = sum(len(r.values["code_urls"]) for r in records if r.values["paper_metric"] is True)
-        compare = stats.comparison(fig1, prisma_counts, packages, codebases, metric.published)
+        codebases = stats.linked_codebases(records)
+        shown = fig1 + [stats.citation_share(totals, settings.export)]  # the report's and Figure 1's statistics
+        compare = stats.comparison(shown, prisma_counts, packages, codebases, metric.published)
         flow = prisma.prisma_rows(prisma_counts, metric)
 
         files: list[Path] = [ds.write_dataset(records, out, fmt, metric)]
@@ -158,7 +160,7 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
         files.append(_write(out / "prisma.csv", ds.csv_text(["stage", "box", "count"], flow)))
         files.append(_write(out / "comparison.csv", ds.csv_text(
             ["statistic", "paper_wording", "unit", "published", "this_run"], [list(c.values()) for c in compare])))
-        figs = {"figure1": figures.figure1_chart(fig1, out / "figure1", metric, estimates),
+        figs = {"figure1": figures.figure1_chart(shown, out / "figure1", metric, estimates),
                 "figure3": figures.figure3_chart(per_year, out / "figure3", metric),
                 "prisma": figures.prisma_chart(prisma_counts, out / "prisma", metric)}
         for paths in figs.values():
@@ -191,7 +193,8 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
                               "estimator": "prediction-powered (Angelopoulos et al. 2023), human-only, automated-only"}
         report_path = out / "report.html"
         _write(report_path, report.build_report(
-            stats=fig1, comparison=compare, per_year=per_year, packages=packages, package_totals=totals,
+            stats=shown, comparison=compare, records=records, evidence=evidence, codebases=codebases,
+            per_year=per_year, packages=packages, package_totals=totals,
             prisma=flow, manifest=info, figures={k: [p for p in v if p.suffix == ".svg"][0] for k, v in figs.items()},
             files=[f.name for f in files] + ["manifest.json"], disputed=ds.disputed(records), metric=metric,
             human_evaluation=human_eval, sample=sample if sample.design_id else None))

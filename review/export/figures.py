@@ -26,7 +26,8 @@ COLORS = {CATEGORIES[0]: "#2b8a3e", CATEGORIES[1]: "#c92a2a", CATEGORIES[2]: "#a
 SHORT = {
     "reproducible": "reproducible (R1/R2/R3)", "release_code": "release code", "code_with_metric": None,
     "bootstrapping": "significance testing", "list_parameters": "list parameters",
-    "cite_package": "cite a package", "software_error_share": "citations with scoring errors",
+    "cite_package": "cite a package", "software_error_share": "papers citing a package with scoring errors",
+    "software_error_citations": "package citations with scoring errors",
 }
 
 
@@ -61,7 +62,8 @@ def figure1_chart(stats: list[Stat], stem: Path, metric: Metric | None = None,
         values = [100 * (s.share or 0) for s in shown]
         lows = [100 * ((s.share or 0) - (s.ci_low or 0)) for s in shown]
         highs = [100 * ((s.ci_high or 0) - (s.share or 0)) for s in shown]
-        ax.barh(ys, values, color="#1971c2", xerr=[lows, highs], capsize=3, label="this run (95% CI)")
+        ax.barh(ys, values, color="#1971c2", xerr=[lows, highs], capsize=3,
+                label="this run (95% bootstrap CI; treats the labels as right)")
         if published:
             ax.scatter([100 * published[s.name] for s in shown], ys, color="#e8590c", marker="D", zorder=3,
                        label=metric.text("published_source"))
@@ -71,7 +73,7 @@ def figure1_chart(stats: list[Stat], stem: Path, metric: Metric | None = None,
             ax.text(v + 1, y + 0.25, f"{v:.1f}% ({s.count}/{s.denominator})", fontsize=7, va="center")
         ax.set_yticks(ys, labels, fontsize=7)
         ax.set_xlim(0, 118)
-        ax.set_xlabel("% of the papers in each statistic's denominator")
+        ax.set_xlabel("% of each statistic's denominator (papers; package citations for citation shares)")
         ax.set_title(metric.text("figure1_title" if published else "figure1_title_alone"))
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, fontsize=7, frameon=False)
         fig.tight_layout()
@@ -138,13 +140,29 @@ def prisma_chart(counts: dict[str, Any], stem: Path, metric: Metric | None = Non
         box = {"boxstyle": "round,pad=0.4", "facecolor": "#e7f5ff", "edgecolor": "#1971c2"}
         out = {"boxstyle": "round,pad=0.4", "facecolor": "#fff5f5", "edgecolor": "#c92a2a"}
         ys = [9.0, 7.0, 5.0, 3.0, 1.0]
-        for y, text in zip(ys, main):
-            ax.text(3.0, y, text, ha="center", va="center", fontsize=8, bbox=box)
-        for y0, y1 in zip(ys, ys[1:]):
-            ax.annotate("", xy=(3.0, y1 + 0.55), xytext=(3.0, y0 - 0.55), arrowprops={"arrowstyle": "->"})
-        for y, text in zip([8.0, 6.0, 4.0, 2.0], side):
-            ax.text(7.6, y, text, ha="center", va="center", fontsize=7.5, bbox=out)
-            ax.annotate("", xy=(5.3, y), xytext=(3.0, y), arrowprops={"arrowstyle": "->"})
+        mains = [_box(ax, 3.0, y, text, box, 8, f"prisma-box-{i}") for i, (y, text) in enumerate(zip(ys, main))]
+        for i, (upper, lower) in enumerate(zip(mains, mains[1:])):
+            _arrow(ax, (0.5, 1.0), lower, (0.5, 0.0), upper, f"prisma-arrow-down-{i}")
+        for i, (y, text) in enumerate(zip([8.0, 6.0, 4.0, 2.0], side)):
+            target = _box(ax, 7.6, y, text, out, 7.5, f"prisma-side-{i}")
+            _arrow(ax, (0.0, 0.5), target, (3.0, y), "data", f"prisma-arrow-out-{i}")
         ax.set_title("PRISMA 2020 flow")
         fig.tight_layout()
     return save(fig, stem)
+
+
+def _box(ax: Any, x: float, y: float, text: str, style: dict[str, Any], size: float, gid: str) -> Any:
+    """A PRISMA box; returns its frame (the patch arrows point at), tagged `gid` in the SVG."""
+    t = ax.text(x, y, text, ha="center", va="center", fontsize=size, bbox=style)
+    patch = t.get_bbox_patch()
+    patch.set_gid(gid)
+    return patch
+
+
+def _arrow(ax: Any, head: tuple[float, float], target: Any, tail: tuple[float, float], source: Any, gid: str) -> None:
+    """An arrow whose ends are given relative to the boxes themselves (fractions of their
+    frames), so it reaches its box whatever the text makes the box's size (fixed data
+    coordinates once left the exclusion arrows ~150 px short of their boxes)."""
+    ann = ax.annotate("", xy=head, xycoords=target, xytext=tail, textcoords=source,
+                      arrowprops={"arrowstyle": "->", "shrinkA": 0, "shrinkB": 0})
+    ann.arrow_patch.set_gid(gid)

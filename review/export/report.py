@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from review.compute import CATEGORIES
+from review.export.dataset import Record
+from review.export.papers import Evidence
 from review.export.stats import Stat
 from review.metric import Metric, default_metric
 
@@ -17,6 +19,9 @@ th,td{border:1px solid #dee2e6;padding:0.25em 0.6em;text-align:left;vertical-ali
 th{background:#f1f3f5} td.n{text-align:right;font-variant-numeric:tabular-nums}
 figure{margin:1em 0} figure svg{max-width:100%;height:auto} code{background:#f1f3f5;padding:0 0.2em}
 .small{font-size:0.85em;color:#495057}
+.banner{border:2px solid #e67700;background:#fff3bf;padding:0.6em 1em;margin:1em 0;font-size:1.05em}
+.banner.verified{border-color:#2b8a3e;background:#ebfbee}
+td.evidence{max-width:28em;font-size:0.85em}
 """
 
 
@@ -56,7 +61,9 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
                  packages: list[dict[str, Any]], package_totals: dict[str, Any], prisma: list[tuple[str, str, int]],
                  manifest: dict[str, Any], figures: dict[str, Path], files: list[str],
                  disputed: list[tuple[str, list[str]]] | None = None, metric: Metric | None = None,
-                 human_evaluation: dict[str, Any] | None = None, sample: Any = None) -> str:
+                 human_evaluation: dict[str, Any] | None = None, sample: Any = None,
+                 records: Sequence[Record] = (), evidence: dict[str, list[Evidence]] | None = None,
+                 codebases: int | None = None) -> str:
     m = manifest
     metric = metric or default_metric()
     title = html.escape(metric.text("report_title"))
@@ -67,6 +74,7 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
         f'<p class="small">review {html.escape(m["version"])} · data time {html.escape(str(m["time"]))} · '
         f'signature <code>{html.escape(m["signature"])}</code></p>',
         provenance_line(m.get("provenance")),
+        verification_banner(records, sample),
         "<p>Labels rest on human decisions where they exist and on the automated rules otherwise; "
         "the dataset's <code>label_source</code> column says which for every paper.</p>",
         "<h2>This run against the published figures</h2>" if comparison else "",
@@ -75,12 +83,18 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
                 _pct(c["published"]) if c["unit"] == "share" else c["published"],
                 _pct(c["this_run"]) if c["unit"] == "share" else c["this_run"]) for c in comparison])
         if comparison else "",
+        codebases_note(codebases, m["database"]["counts"].get("codebases")) if comparison else "",
         disputed_section(disputed or []),
         human_evaluation_section(human_evaluation),
         "<h2>Figure 1 statistics</h2>",
-        f'<p class="small">Bootstrap {m["settings"]["export"]["confidence"]:.0%} intervals, '
-        f'{m["settings"]["export"]["bootstrap_samples"]} resamples, seed {m["settings"]["export"]["seed"]}.</p>',
-        table(["statistic", "meaning", "count", "denominator", "share", "CI low", "CI high"],
+        f'<p class="assumes">Bootstrap {m["settings"]["export"]["confidence"]:.0%} intervals '
+        f'({m["settings"]["export"]["bootstrap_samples"]} resamples, seed {m["settings"]["export"]["seed"]}) '
+        "<strong>treat every label as right</strong>: they show how much the shares would move with another "
+        "draw of papers, not how wrong the labels are. Only a random sample reviewed by people gives intervals "
+        "that include the rules&rsquo; errors (<code>review plan</code>, <code>review queue papers --select "
+        "sample</code>; the prediction-powered section below when there is one).</p>",
+        table(["statistic", "meaning", "count", "denominator", "share", "bootstrap CI low (labels taken as right)",
+               "bootstrap CI high (labels taken as right)"],
               [(s.name, s.description, s.count, s.denominator, _pct(s.share), _pct(s.ci_low), _pct(s.ci_high))
                for s in stats]),
         sample_section(sample, stats, m.get("human_answers")),
@@ -100,6 +114,7 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
         "<h2>PRISMA 2020 flow</h2>",
         table(["stage", "box", "count"], prisma),
         inline_svg(figures["prisma"]),
+        paper_table(records, evidence or {}),
         "<h2>Provenance</h2>",
         table(["rule set", "version", "sha256", "exported rows it made"],
               [(r["name"], r["version"], r["sha256"], r.get("rows", 0)) for r in m["rule_sets"]]),
@@ -191,11 +206,12 @@ def sample_section(sample: Any, stats: list[Stat], human_answers: dict[str, int]
                      _pct(e.rule_false_positive), _pct(e.rule_false_negative), e.note))
     problems = "".join(f"<li>{html.escape(p)}</li>" for p in sample.problems)
     answers = ", ".join(f"{q} {n}" for q, n in (human_answers or {}).items())
-    return (f"<h2>Estimates from the human sample</h2><p class=\"small\">{html.escape(sample.design)}.</p>"
+    return (f"<h2>Estimates from the human sample</h2><p class=\"small\">{html.escape(sample.design)}; "
+            f"{sample.n_sample} of {sample.n_frame} papers drawn.</p>"
             + (f'<p class="small" id="human-answers">Papers with a person&rsquo;s answer, per question: '
                f"{html.escape(answers)}. A statistic counts a paper as reviewed only when people answered every "
                "question it rests on.</p>" if answers else "")
-            + f"<p>The {level} interval of a prediction-powered estimate (method <code>ppi</code>: the rules&rsquo; "
+            + f"<p class=\"assumes\">The {level} interval of a prediction-powered estimate (method <code>ppi</code>: the rules&rsquo; "
             f"answers on every paper, corrected by the errors the reviewers found in this random sample; Angelopoulos "
             f"et al., Science 2023) would contain the share a complete human review finds in {level} of such "
             f"samples. <em>Human only</em> comes from the sample alone and <em>automated only</em> from the rules "
@@ -204,3 +220,67 @@ def sample_section(sample: Any, stats: list[Stat], human_answers: dict[str, int]
             + (f"<ul>{problems}</ul>" if problems else "")
             + table(["statistic", "method", "estimate", "CI low", "CI high", "human only", "low", "high",
                      "automated only", "reviewed papers", "rules: false yes", "rules: false no", "note"], rows))
+
+
+def verification_banner(records: Sequence[Record], sample: Any = None) -> str:
+    """How much of what follows people checked, before any figure: an unreviewed run's shares
+    sit next to published ones and would otherwise read as findings."""
+    total = len(records)
+    full = sum(1 for r in records if r.values["label_source"] == "human")
+    some = sum(1 for r in records if r.values["label_source"] != "human"
+               and "human" in (r.values["label_sources"] or {}).values())
+    part = f" ({some} more partly)" if some else ""
+    drawn = (f" A random sample of {sample.n_sample} papers was drawn for estimation; see &ldquo;Estimates from the "
+             f"human sample&rdquo;." if sample is not None else "")
+    if total and full == total:
+        return (f'<div class="banner verified" id="verification" data-verified="{full}" data-papers="{total}">'
+                f"<strong>Verified by people:</strong> all {total} papers&rsquo; labels rest on human decisions."
+                f"{drawn}</div>")
+    return (f'<div class="banner" id="verification" data-verified="{full}" data-papers="{total}">'
+            f"<strong>Automated proposals:</strong> {full} of {total} papers verified by people{part}. "
+            "Every other label is a rule match nobody has checked, and the figures below are only as right as "
+            f"those rules.{drawn}</div>")
+
+
+def codebases_note(linked: int | None, in_database: int | None) -> str:
+    """Which codebases the comparison counts, next to the database's own count."""
+    if linked is None or in_database is None:
+        return ""
+    other = in_database - linked
+    verb = "belongs" if other == 1 else "belong"
+    why = (f"; the other {other} {verb} to papers that do not compute the metric, are shared, or were ruled "
+           "out by a reviewer (C0 = no)" if other > 0 else "")
+    return (f'<p class="small" id="codebases-note">Linked codebases: {linked} distinct codebases of the papers that '
+            f"compute the metric; the database holds {in_database}{why}.</p>")
+
+
+def _labels(values: dict[str, Any]) -> str:
+    computes = {True: "computes", False: "does not compute", None: "?"}[values["paper_metric"]]
+    bits = [computes]
+    if values["paper_metric"]:
+        bits.append("packages: " + (", ".join(values["packages"]) or "none"))
+        bits.append("parameters listed" if values["paper_params"] else "no parameters")
+        bits.append({True: "reproducible", False: "not reproducible", None: "reproducible ?"}[values["reproducible"]])
+    return "; ".join(bits)
+
+
+def paper_table(records: Sequence[Record], evidence: dict[str, list[Evidence]]) -> str:
+    """One row per paper: its labels, who gave them, and the text the rules matched (with the
+    page), so a doubtful figure can be traced to the papers behind it."""
+    if not records:
+        return ""
+    head = "".join(f"<th>{h}</th>" for h in ("paper", "labels", "source", "evidence", "page"))
+    rows = []
+    for rec in records:
+        v = rec.values
+        hits = evidence.get(v["paper_ident"], [])
+        ev = "<br>".join(f"[{html.escape(h.kind)}] {html.escape(h.label)}: &ldquo;{html.escape(h.snippet)}&rdquo;"
+                         for h in hits) or "no rule matched"
+        pages = ", ".join(str(h.page) for h in hits if h.page is not None)
+        rows.append(f'<tr data-paper="{html.escape(v["paper_ident"])}"><td>{html.escape(v["paper_ident"])}</td>'
+                    f"<td>{html.escape(_labels(v))}</td><td>{html.escape(v['label_source'] or 'none')}</td>"
+                    f'<td class="evidence">{ev}</td><td class="n">{pages}</td></tr>')
+    return ("<h2>Papers</h2><p class=\"small\">Every paper with its labels, where they come from "
+            "(<code>label_source</code>: human, automated, mixed, disputed) and up to two rule matches with the page "
+            "of the extracted PDF text they are on.</p>"
+            f'<table id="papers"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>')

@@ -4,13 +4,16 @@ Every share is a count over a denominator, both written out, with a bootstrap co
 interval. For a yes/no column, resampling the n papers with replacement gives a number of
 "yes" papers that is exactly Binomial(n, k/n), so drawing that binomial B times *is* the
 ordinary nonparametric bootstrap, in O(B) instead of O(B·n). The generator is seeded from
-the export seed and the statistic's name, so every interval is identical on rerun and
-adding a statistic never shifts another one's interval.
+the export seed and the count and denominator themselves, so every interval is identical on
+rerun, adding a statistic never shifts another one's interval, and one count over one
+denominator always gets one interval (two statistics that happen to be 3 of 7 do not get
+two different lower bounds). The bootstrap treats every label as right: it measures the
+sampling noise of the papers, not the rules' errors (for those, a human sample and
+`review.estimate`).
 """
 
 from __future__ import annotations
 
-import zlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -83,11 +86,11 @@ def stat_provenance(records: list[Record], compute: ComputeSettings, metric: Met
     return out
 
 
-def bootstrap_ci(name: str, count: int, n: int, settings: ExportSettings) -> tuple[float | None, float | None]:
+def bootstrap_ci(count: int, n: int, settings: ExportSettings) -> tuple[float | None, float | None]:
     """Percentile bootstrap interval of count/n (see the module docstring)."""
     if n <= 0:
         return None, None
-    rng = np.random.default_rng([settings.seed, zlib.crc32(name.encode())])
+    rng = np.random.default_rng([settings.seed, count, n])
     draws = rng.binomial(n, count / n, size=settings.bootstrap_samples) / n
     alpha = 1 - settings.confidence
     low, high = np.quantile(draws, [alpha / 2, 1 - alpha / 2])
@@ -159,7 +162,7 @@ def figure1(records: list[Record], compute: ComputeSettings, export: ExportSetti
         test, among = tests[key or name] if (key or name) in tests else (human_reviewed, EVERY)
         base = [r for r in rows if among(r)]
         k = sum(1 for r in base if test(r))
-        low, high = bootstrap_ci(name, k, len(base), export)
+        low, high = bootstrap_ci(k, len(base), export)
         return Stat(name, description, k, len(base), low, high)
 
     stats = [
@@ -221,6 +224,25 @@ def package_totals(table: list[dict[str, Any]]) -> dict[str, Any]:
     unknown = sum(r["papers"] for r in table if r["software_error"] == "unknown")
     return {"citations": total, "with_software_error": wrong, "unknown_correctness": unknown,
             "software_error_share": round(wrong / total, 6) if total else None}
+
+
+def citation_share(totals: dict[str, Any], export: ExportSettings) -> Stat:
+    """Package citations naming a package with scoring errors, over all package citations:
+    the unit of the published "76% of package citations" and of the Packages table, so the
+    figure, the comparison and the Packages section give one number (the paper share
+    `software_error_share` is a different statistic and keeps its own name). Its bootstrap
+    resamples citations as if independent; a paper's citations are not, so read the interval
+    as a lower bound on the spread."""
+    wrong, total = totals["with_software_error"], totals["citations"]
+    low, high = bootstrap_ci(wrong, total, export)
+    return Stat("software_error_citations", "package citations (paper or code) naming a package with scoring errors",
+                wrong, total, low, high)
+
+
+def linked_codebases(records: list[Record]) -> int:
+    """Distinct codebases linked from papers that compute the metric (a repository two papers
+    share counts once; codebases a reviewer ruled out (C0 = no) are no longer linked)."""
+    return len({u for r in metric_rows(records) for u in r["code_urls"]})
 
 
 def comparison(stats: list[Stat], prisma: dict[str, Any], packages: list[dict[str, Any]],

@@ -11,6 +11,7 @@ disputed questions start empty, and the adjudicator's answers count only for the
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
@@ -78,9 +79,10 @@ def settled_answers(session: Session, kind: str, item_id: int, config: LabelConf
     return out
 
 
-def adjudication_task(session: Session, cand: Candidate, config: LabelConfig, dispute: Dispute) -> dict[str, Any]:
+def adjudication_task(session: Session, cand: Candidate, config: LabelConfig, dispute: Dispute,
+                      pdf_root: Path | None = None) -> dict[str, Any]:
     """The review task's data plus the dispute; pre-filled only where nothing is disputed."""
-    task = build_task(session, cand, config)
+    task = build_task(session, cand, config, pdf_root)
     text = dispute_text(dispute)
     task["data"]["dispute"] = text
     task["data"]["purpose"] = PURPOSE

@@ -29,6 +29,7 @@ from review.labelstudio.decisions import ingest, mark_missing_deleted
 from review.labelstudio.pull import PullResult, finish
 from review.labelstudio.queue import QueueResult, run_queue
 from review.labelstudio.shapes import Checked, check_task
+from review.labelstudio.spreadsheet import read_tasks_csv
 from review.labelstudio.tasks import label_config, parse_ref
 from review.log import get_logger
 from review.runs import record_run
@@ -63,13 +64,19 @@ def _read(path: Path, max_depth: int) -> list[Any]:
 
 
 def import_annotations(db: Database, settings: Settings, path: Path, *, origin: str | None = None) -> PullResult:
-    """`review pull --from-file FILE`: a Label Studio JSON export into human decisions."""
+    """`review pull --from-file FILE`: a Label Studio JSON export, or a task spreadsheet
+    (.csv, `review.labelstudio.spreadsheet`), into human decisions."""
     origin = origin or f"file:{path.stem}"
     if not origin.startswith("file:"):
         origin = f"file:{origin}"
+    spreadsheet = path.suffix.lower() == ".csv"
+    raw_tasks = (read_tasks_csv(path, lambda kind: label_config(kind, settings)) if spreadsheet
+                 else _read(path, settings.http.max_json_depth))
     checked = Checked()
-    tasks = [t for n, raw in enumerate(_read(path, settings.http.max_json_depth), start=1)
+    tasks = [t for n, raw in enumerate(raw_tasks, start=1)
              if (t := check_task(raw, f"{path.name} #{n}", checked)) is not None]
+    if spreadsheet:
+        _check_rows(db, tasks, path)
     result = PullResult(projects=1)
     with record_run(db, "pull --from-file", {"file": str(path), "origin": origin}) as run:
         _register_adjudication(db, tasks, origin, path)
@@ -111,6 +118,24 @@ def import_annotations(db: Database, settings: Settings, path: Path, *, origin: 
         run.count("malformed", result.malformed)
         run.summary = result.summary()
     return result
+
+
+def _check_rows(db: Database, tasks: list[dict[str, Any]], path: Path) -> None:
+    """A spreadsheet row naming an item this database does not hold is an error, by row: a
+    JSON export is the server's (skip and say so), a spreadsheet is someone's typing."""
+    errors = []
+    with db.session() as s:
+        for t in tasks:
+            data = t["data"]
+            kind, item_id = parse_ref(data["ref"])  # type: ignore[misc]  # checked when read
+            row = s.get(Paper if kind == "papers" else Codebase, item_id)
+            if row is None:
+                errors.append(f"row {data['row']}: {data['ref']} is not in this database")
+            elif kind == "papers" and data.get("ident") and data["ident"] not in (row.ident, *(row.former_idents or [])):
+                errors.append(f"row {data['row']}: {data['ref']} is paper {row.ident}, not {data['ident']}")
+    if errors:
+        raise InputFileError(f"{len(errors)} row(s) cannot be imported, nothing was:\n  " + "\n  ".join(errors[:25]),
+                             item=str(path), hint="was the spreadsheet written from this database (`review queue --offline`)?")
 
 
 def _register_adjudication(db: Database, tasks: list[dict[str, Any]], origin: str, path: Path) -> None:

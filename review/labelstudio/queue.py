@@ -53,6 +53,7 @@ class QueueResult:
     unchanged: int = 0
     overlap: int = 1
     offline_file: str | None = None
+    config_file: str | None = None  # the labeling configuration written next to the offline tasks
     dry_run: bool = False
     design: int | None = None  # the sampling design recorded for --select sample|stratified
 
@@ -61,7 +62,8 @@ class QueueResult:
 
     def summary(self) -> str:
         if self.offline_file:
-            return f"queue {self.kind}: wrote {self.selected} tasks to {self.offline_file}"
+            return (f"queue {self.kind}: wrote {self.selected} tasks to {self.offline_file} and the labeling "
+                    f"configuration to {config_path(Path(self.offline_file))}")
         verb = "would import" if self.dry_run else "imported"
         return (f"queue {self.kind}: {verb} {self.imported}, updated {self.updated} predictions, "
                 f"{self.unchanged} unchanged of {self.selected} selected into '{self.project}' "
@@ -103,17 +105,36 @@ def _select(db: Database, kind: str, select_: str, n: int | None, seed: int, by:
 
 def write_offline(db: Database, kind: str, chosen: list[Candidate], path: Path, adjudication: bool = False,
                   settings: Settings | None = None) -> int:
-    """Label Studio import JSON: a list of {data, predictions} objects."""
+    """The tasks as Label Studio import JSON (a list of {data, predictions} objects), or as
+    a spreadsheet when `path` ends in .csv (`review.labelstudio.spreadsheet`); and next to
+    them the rendered labeling configuration (`config_path`), which the Label Studio project
+    the JSON is imported into needs and which nobody should have to rebuild by hand."""
+    from review.labelstudio.spreadsheet import write_tasks_csv
+
     build = _builder(db, kind, adjudication, settings)
     tasks = [build(c) for c in chosen]
+    config = adjudication_config(kind, settings) if adjudication else label_config(kind, settings)
+    if path.suffix.lower() == ".csv":
+        _write_atomic(path, lambda tmp: write_tasks_csv(tasks, config, tmp))
+    else:
+        _write_atomic(path, lambda tmp: tmp.write_text(json.dumps(tasks, ensure_ascii=False, indent=1), encoding="utf-8"))
+    _write_atomic(config_path(path), lambda tmp: tmp.write_text(config.xml, encoding="utf-8"))
+    return len(tasks)
+
+
+def config_path(tasks_file: Path) -> Path:
+    """Where `--offline FILE` puts the labeling configuration: FILE's stem + .label-config.xml."""
+    return tasks_file.with_name(tasks_file.stem + ".label-config.xml")
+
+
+def _write_atomic(path: Path, write: Callable[[Path], Any]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(path.suffix + ".part")
-        tmp.write_text(json.dumps(tasks, ensure_ascii=False, indent=1), encoding="utf-8")
+        write(tmp)
         tmp.replace(path)
     except OSError as exc:
-        raise InputFileError(f"cannot write the task file: {exc.strerror}", item=str(path)) from None
-    return len(tasks)
+        raise InputFileError(f"cannot write {path.name}: {exc.strerror}", item=str(path)) from None
 
 
 def run_queue(db: Database, settings: Settings, kind: str, *, project: str | None = None, select_: str = "all",
@@ -151,7 +172,7 @@ def run_queue(db: Database, settings: Settings, kind: str, *, project: str | Non
                                        run_id=run.id)
             run.count("sampling_design", result.design)  # its id: the run drew a recorded sample
         if offline is not None:
-            result.offline_file = str(offline)
+            result.offline_file, result.config_file = str(offline), str(config_path(offline))
             if not dry_run:
                 write_offline(db, kind, chosen, offline, adjudication, settings)
             run.count("exported", len(chosen))
@@ -281,12 +302,13 @@ def _builder(db: Database, kind: str, adjudication: bool,
     if adjudication:
         with db.session() as s:
             found = disputes(s, kind)
+    pdf_root = settings.resolve(settings.data_dir) if settings is not None else None  # links to the local PDFs
 
     def build(c: Candidate) -> dict[str, Any]:
         with db.session() as s:
             if adjudication:
-                return adjudication_task(s, c, config, found.get(c.item_id, {}))
-            return build_task(s, c, config)
+                return adjudication_task(s, c, config, found.get(c.item_id, {}), pdf_root)
+            return build_task(s, c, config, pdf_root)
     return build
 
 

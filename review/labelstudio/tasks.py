@@ -20,7 +20,7 @@ from typing import Any, Iterable
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from review.db.models import Codebase, CodeFinding, Finding, Paper, PaperLabel, RuleSet
+from review.db.models import Codebase, CodeFinding, Document, Finding, Paper, PaperLabel, RuleSet
 from review.errors import InputFileError
 from review.labelstudio.configs import render
 from review.metric import default_metric, metric_of
@@ -190,8 +190,27 @@ def _snippet(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def paper_task(session: Session, cand: Candidate, config: LabelConfig) -> dict[str, Any]:
-    """The Label Studio task (data + one prediction) for one paper."""
+def local_pdf(session: Session, paper_id: int | None, pdf_root: Path | None) -> Path | None:
+    """The paper's PDF on this machine (downloaded or imported), when it is there: an
+    imported paper often has no URL, and the reviewer still needs to open it."""
+    if pdf_root is None or paper_id is None:
+        return None
+    rel = session.scalar(select(Document.path).where(Document.paper_id == paper_id, Document.outcome == "ok"))
+    if not rel:
+        return None
+    path = (pdf_root / rel).resolve()
+    return path if path.is_file() else None
+
+
+def _local_link(path: Path, text: str) -> str:
+    """A file:// link plus the path written out (browsers may refuse file:// from a web page)."""
+    return f'<a href="{html.escape(path.as_uri())}" target="_blank">{text}</a> ({html.escape(str(path))})'
+
+
+def paper_task(session: Session, cand: Candidate, config: LabelConfig,
+               pdf_root: Path | None = None) -> dict[str, Any]:
+    """The Label Studio task (data + one prediction) for one paper; `pdf_root` (the data
+    folder) lets it link the local copy of the PDF."""
     paper = session.get(Paper, cand.item_id)
     label = session.get(PaperLabel, cand.label_id)
     assert paper is not None and label is not None
@@ -219,6 +238,9 @@ def paper_task(session: Session, cand: Candidate, config: LabelConfig) -> dict[s
     links = []
     if paper.pdf_url:
         links.append(f'<a href="{html.escape(paper.pdf_url)}" target="_blank">PDF</a>')
+    local = local_pdf(session, paper.id, pdf_root)
+    if local is not None:
+        links.append(_local_link(local, "local PDF"))
     if paper.url:
         links.append(f'<a href="{html.escape(paper.url)}" target="_blank">landing page</a>')
     for u in label.code_urls[:5]:
@@ -226,6 +248,8 @@ def paper_task(session: Session, cand: Candidate, config: LabelConfig) -> dict[s
     data = {"ref": ref_of("papers", paper.id), "ident": paper.ident, "title": paper.title or "(untitled)",
             "meta": meta, "links": " · ".join(links) or "no link", "evidence": "\n".join(lines),
             "year": paper.year, "venue": paper.venue}
+    if local is not None:
+        data["pdf_path"] = str(local)
     q = config.questions
     proposed: dict[str, Any] = {"P0": "yes" if label.computes else "no"}
     if label.params and "P1" in q:
@@ -270,7 +294,7 @@ def code_candidates(session: Session) -> list[Candidate]:
     return out
 
 
-def code_task(session: Session, cand: Candidate, config: LabelConfig) -> dict[str, Any]:
+def code_task(session: Session, cand: Candidate, config: LabelConfig, pdf_root: Path | None = None) -> dict[str, Any]:
     cb = session.get(Codebase, cand.item_id)
     assert cb is not None
     paper = session.get(Paper, cb.paper_id)
@@ -293,9 +317,14 @@ def code_task(session: Session, cand: Candidate, config: LabelConfig) -> dict[st
     links = [f'<a href="{html.escape(cb.url)}" target="_blank">{html.escape(cb.url)}</a>']
     if paper and paper.pdf_url:
         links.append(f'<a href="{html.escape(paper.pdf_url)}" target="_blank">paper PDF</a>')
+    local = local_pdf(session, cb.paper_id, pdf_root)
+    if local is not None:
+        links.append(_local_link(local, "local paper PDF"))
     data = {"ref": ref_of("code", cb.id), "ident": paper.ident if paper else str(cb.paper_id),
             "repository": cb.full_name or f"{cb.owner}/{cb.name}", "meta": meta, "links": " · ".join(links),
             "evidence": "\n".join(lines), "year": paper.year if paper else None}
+    if local is not None:
+        data["pdf_path"] = str(local)
     q = config.questions
     proposed: dict[str, Any] = {"C0": "no" if cb.lookup_status == "deleted" else "yes"}
     if "C1" in q:
@@ -306,8 +335,9 @@ def code_task(session: Session, cand: Candidate, config: LabelConfig) -> dict[st
                                            "result": prediction_result(proposed, config)}]}
 
 
-def build_task(session: Session, cand: Candidate, config: LabelConfig) -> dict[str, Any]:
-    return paper_task(session, cand, config) if cand.kind == "papers" else code_task(session, cand, config)
+def build_task(session: Session, cand: Candidate, config: LabelConfig, pdf_root: Path | None = None) -> dict[str, Any]:
+    build = paper_task if cand.kind == "papers" else code_task
+    return build(session, cand, config, pdf_root)
 
 
 def candidates(session: Session, kind: str, rule_set: str | None = None) -> list[Candidate]:
