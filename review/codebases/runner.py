@@ -13,6 +13,7 @@ code package that differs from them is the appendix B anti-feature
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,8 @@ from sqlalchemy import delete, or_, select, update
 
 from review.codebases.catalog import Catalog, load_catalog
 from review.metric import metric_holding
-from review.codebases.fetch import Checkout, FetchFailed, cache_path, git_clone, is_archive, unpack_archive
+from review.codebases.fetch import (Checkout, FetchFailed, cache_path, git_clone, is_archive, safe_segment,
+                                    unpack_archive)
 from review.codebases.scan import AntiFeature, ScanReport, scan_tree
 from review.codebases.urls import parse_repo_url
 from review.db.base import utcnow
@@ -61,8 +63,9 @@ def fetch_target(settings: Settings, target: str, *, refresh: bool = False) -> t
     if path.is_file():
         if not is_archive(path):
             raise InputFileError("not a directory, an archive (.zip, .tar.gz) or a repository URL", item=target)
-        dest = settings.resolve(settings.data_dir) / "archives" / path.name.split(".")[0]
-        return unpack_archive(path, dest, max_bytes=max_bytes, max_files=settings.code.max_files), str(path)
+        dest = archive_dest(settings.resolve(settings.data_dir), path)
+        return unpack_archive(path, dest, max_bytes=max_bytes, max_files=settings.code.max_files,
+                              max_file_bytes=settings.code.max_file_kb * 1024), str(path)
     if "://" not in target and not target.startswith("git@") and parse_repo_url(target) is None:
         raise InputFileError("no such directory or archive, and not a repository URL", item=target)
     url = clone_url(settings, target) if parse_repo_url(target) else target
@@ -79,7 +82,16 @@ def scan_target(settings: Settings, target: str, *, catalog: Catalog | None = No
         raise InputFileError(f"cannot fetch ({exc.reason}): {exc.detail}", item=target) from None
     report = scan_tree(checkout.path, catalog, target=label, **_limits(settings))
     report.commit = checkout.commit
+    report.skipped.update(checkout.skipped)  # archive members refused before the scan could see them
+    report.limits[:0] = checkout.limits
     return report
+
+
+def archive_dest(data_dir: Path, archive: Path) -> Path:
+    """archives/<file name>-<hash of its full path>: `x.zip` and `x.tar.gz`, or two `x.zip`
+    in different folders, never unpack over each other."""
+    digest = hashlib.sha256(str(archive.resolve()).encode()).hexdigest()[:12]
+    return data_dir / "archives" / f"{safe_segment(archive.name)}-{digest}"
 
 
 @dataclass
