@@ -105,3 +105,94 @@ def test_tar_gz_and_zip_of_one_name_unpack_into_distinct_folders(tmp_path):
     assert (tar_out.path / "eval.py").exists() and not (zip_out.path / "eval.py").exists()
     assert scan_target(settings, str(tmp_path / "x.tar.gz")).packages_used == ["PT/rouge"]
     assert scan_target(settings, str(tmp_path / "x.zip")).packages_present == ["GL/rougescore"]
+
+
+def test_a_failed_clone_keeps_gits_whole_error_redacted(tmp_path, monkeypatch):
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    monkeypatch.setenv("GITHUB_TOKEN", token)
+    (tmp_path / token).mkdir()  # a folder that is no repository, its name a secret git will echo
+    dest = tmp_path / "cache" / "x"
+    with pytest.raises(FetchFailed) as err:
+        git_clone(f"file://{tmp_path / token}", dest, timeout=60, max_bytes=10_000_000)
+    detail = err.value.detail
+    assert "does not appear to be a git repository" in detail and detail.rstrip().endswith("and the repository exists.")
+    assert "Could not read from remote repository" in detail and len(detail.splitlines()) >= 4
+    assert token not in detail and "***" in detail and not dest.exists()
+
+
+def test_a_huge_git_error_is_bounded_with_both_ends_kept():
+    from review.codebases.fetch import GIT_ERROR_CHARS, git_error
+
+    buf = io.BytesIO(b"fatal: the cause\n" + b"remote: noise\n" * 50_000 + b"hint: the last advice\n")
+    text = git_error(buf)
+    assert len(text) <= GIT_ERROR_CHARS and text.startswith("fatal: the cause") and text.endswith("the last advice")
+    assert "characters cut" in text
+
+
+def test_repository_urls_keep_their_case_and_github_merges_case_insensitively():
+    lab = parse_repo_url("https://GitLab.com/Group/Sub/Project.git")
+    assert lab is not None and lab.url == "https://gitlab.com/Group/Sub/Project" and lab.key == lab.url
+    gh, other = parse_repo_url("github.com/NLPyang/PreSumm"), parse_repo_url("https://github.com/nlpyang/presumm")
+    assert gh is not None and other is not None and gh.url == "https://github.com/NLPyang/PreSumm"
+    assert gh.key == other.key == "https://github.com/nlpyang/presumm"
+    links = find_repo_urls("see github.com/Owner/Repo and https://github.com/owner/repo; gitlab.com/A/b and gitlab.com/a/b")
+    assert [lk.ref.url for lk in links] == ["https://github.com/Owner/Repo", "https://gitlab.com/A/b",
+                                             "https://gitlab.com/a/b"]
+
+
+def test_link_merges_github_case_variants_but_not_gitlab_ones(db, tmp_path):
+    from sqlalchemy import select
+
+    from code_support import add_paper
+    from review.codebases.link import run_link
+    from review.db.models import Codebase
+
+    pid = add_paper(db, "P20-1", "A paper", pwc_code=[{"url": "https://github.com/Alice/Summ", "official": True}],
+                    text="Our code is available at https://github.com/alice/summ and https://gitlab.com/Lab/Tool; "
+                         "also see gitlab.com/lab/tool.")
+    run_link(db, Settings(data_dir=tmp_path), sources=("anthology_pwccode", "paper_text"))
+    again = run_link(db, Settings(data_dir=tmp_path), sources=("anthology_pwccode", "paper_text"))
+    with db.session() as s:
+        urls = sorted(s.scalars(select(Codebase.url).where(Codebase.paper_id == pid)))
+    assert urls == ["https://github.com/Alice/Summ", "https://gitlab.com/Lab/Tool", "https://gitlab.com/lab/tool"]
+    assert again.counts["codebases_new"] == 0
+
+
+def test_every_host_is_cloned_through_the_git_base_url(db, tmp_path):
+    from sqlalchemy import select
+
+    from code_support import add_paper
+    from review.codebases.runner import run_scan
+    from review.db.models import Codebase
+
+    remote = tmp_path / "remote"
+    make_repo(remote / "bitbucket.org" / "Lab" / "Summ.git", {"requirements.txt": "rouge==1.0.1\n", "eval.py": EVAL})
+    make_repo(remote / "gitlab.com" / "Group" / "Sub" / "Tool.git", {"eval.py": EVAL})
+    make_repo(remote / "Alice" / "Repo.git", {"eval.py": EVAL})
+    pid = add_paper(db, "P21-1", "A paper")
+    with db.session() as s:
+        for url in ("https://bitbucket.org/Lab/Summ", "https://gitlab.com/Group/Sub/Tool", "https://github.com/Alice/Repo",
+                    "https://bitbucket.org/Lab/Missing"):
+            ref = parse_repo_url(url)
+            s.add(Codebase(paper_id=pid, url=url, host=ref.host, owner=ref.owner, name=ref.name))
+    settings = Settings(data_dir=tmp_path / "data", code={"git_base_url": f"file://{remote}"})
+    result = run_scan(db, settings)
+    with db.session() as s:
+        got = {cb.url: (cb.scan_outcome, cb.packages, cb.scan_detail) for cb in s.scalars(select(Codebase))}
+    for url in ("https://bitbucket.org/Lab/Summ", "https://gitlab.com/Group/Sub/Tool", "https://github.com/Alice/Repo"):
+        assert got[url][:2] == ("ok", ["PT/rouge"]), got[url]
+    missing = got["https://bitbucket.org/Lab/Missing"]
+    assert missing[0] == "failed" and str(remote / "bitbucket.org" / "Lab" / "Missing.git") in missing[2]
+    assert "and the repository exists." in missing[2]  # the whole error, first line to last
+    assert result.counts["ok"] == 3
+    assert scan_target(settings, "https://bitbucket.org/Lab/Summ/src/main/").packages_used == ["PT/rouge"]
+
+
+def test_without_a_mirror_each_host_is_cloned_from_itself():
+    settings = Settings()
+    assert clone_url(settings, "https://bitbucket.org/Lab/Summ") == "https://bitbucket.org/Lab/Summ.git"
+    assert clone_url(settings, "https://github.com/Alice/Repo") == "https://github.com/Alice/Repo.git"
+    mirror = Settings(code={"git_base_url": "https://git.example.org/mirror/"})
+    assert clone_url(mirror, "https://gitlab.com/G/S/T") == "https://git.example.org/mirror/gitlab.com/G/S/T.git"
+    assert clone_url(mirror, "https://code.example.net/x/y") == "https://git.example.org/mirror/code.example.net/x/y.git"
+    assert clone_url(mirror, "https://github.com/bob/old", "bob/New") == "https://git.example.org/mirror/bob/New.git"

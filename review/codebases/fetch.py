@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import tarfile
+import tempfile
 import time
 import zipfile
 import zlib
@@ -26,12 +27,14 @@ from urllib.parse import urlsplit
 
 from review.log import get_logger
 from review.procs import die_with_parent
+from review.redact import redact
 
 log = get_logger("codebases.fetch")
 
 ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz")
 POLL_SECONDS = 0.2
 COPY_CHUNK = 1 << 16
+GIT_ERROR_CHARS = 2000  # what `codebases.scan_detail` keeps of a failed clone
 
 
 class FetchFailed(Exception):
@@ -97,7 +100,8 @@ def git_clone(url: str, dest: Path, *, timeout: float, max_bytes: int, refresh: 
     cmd = ["git", "-c", "protocol.file.allow=always", "-c", "core.fsmonitor=false", "clone", "--depth", "1",
            "--single-branch", "--no-tags", "--quiet", url, str(dest)]
     started = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, start_new_session=True,
+    stderr = tempfile.TemporaryFile()  # a file, not a pipe: a chatty git never blocks on a full pipe
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=stderr, env=env, start_new_session=True,
                             preexec_fn=die_with_parent)  # a SIGKILLed scan leaves no clone running
     try:
         while proc.poll() is None:
@@ -106,10 +110,11 @@ def git_clone(url: str, dest: Path, *, timeout: float, max_bytes: int, refresh: 
             if dest.exists() and dir_bytes(dest, stop_at=max_bytes) > max_bytes:
                 raise FetchFailed("too_large", f"clone grew past {max_bytes // 1_000_000} MB")
             time.sleep(POLL_SECONDS)
-        err = (proc.stderr.read() if proc.stderr else b"").decode("utf-8", "replace").strip()
         if proc.returncode != 0:
-            reason = "not_found" if "not found" in err.lower() or "does not exist" in err.lower() else "clone_failed"
-            raise FetchFailed(reason, err.splitlines()[-1] if err else f"git exited {proc.returncode}")
+            err = git_error(stderr)
+            low = err.lower()
+            reason = "not_found" if "not found" in low or "does not exist" in low else "clone_failed"
+            raise FetchFailed(reason, err or f"git exited {proc.returncode}")
         if dir_bytes(dest, stop_at=max_bytes) > max_bytes:
             raise FetchFailed("too_large", f"checkout is larger than {max_bytes // 1_000_000} MB")
     except BaseException:
@@ -117,10 +122,30 @@ def git_clone(url: str, dest: Path, *, timeout: float, max_bytes: int, refresh: 
         shutil.rmtree(dest, ignore_errors=True)
         raise
     finally:
-        if proc.stderr:
-            proc.stderr.close()
+        stderr.close()
     dest.joinpath(".git", "review-complete").write_text(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     return Checkout(dest, _head(dest), cached=False)
+
+
+def git_error(stderr: IO[bytes], limit: int = GIT_ERROR_CHARS) -> str:
+    """git's whole error text, redacted, at most `limit` characters (its start and its end).
+
+    Why whole: git's last line is often advice ("and the repository exists."), the cause is
+    above it. Why redacted: git echoes URLs and helper output, which may hold a credential.
+    """
+    size = stderr.seek(0, os.SEEK_END)
+    stderr.seek(0)
+    if size <= 8 * limit:
+        raw = stderr.read()
+    else:  # only both ends can be kept anyway: read no more of a huge error than that
+        raw = stderr.read(4 * limit)
+        stderr.seek(-4 * limit, os.SEEK_END)
+        raw += b"\n" + stderr.read()
+    text = redact(raw.decode("utf-8", "replace")).strip()
+    if len(text) <= limit:
+        return text
+    keep = (limit - 40) // 2
+    return f"{text[:keep]}\n... ({len(text) - 2 * keep} characters cut) ...\n{text[-keep:]}"
 
 
 def _kill_group(proc: subprocess.Popen) -> None:  # type: ignore[type-arg]

@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
+from urllib.parse import urlsplit
 
 from sqlalchemy import delete, or_, select, update
 
@@ -47,11 +48,31 @@ def _limits(settings: Settings) -> dict[str, int]:
 
 
 def clone_url(settings: Settings, url: str, full_name: str | None = None) -> str:
-    """Where to clone a codebase from: GitHub repositories through `code.git_base_url`."""
+    """Where to clone a codebase from, every host through `code.git_base_url`.
+
+    On GitHub itself (the default) GitHub repositories come from there and other hosts from
+    themselves. Any other base is a mirror (GitHub Enterprise, a local folder of bare
+    repositories in tests) and serves every host: GitHub repositories at
+    BASE/owner/name.git, the others at BASE/<host>/<owner>/<name>.git, so a configured
+    mirror is never bypassed for a Bitbucket or GitLab link.
+    """
+    base = settings.code.git_base_url.rstrip("/")
     ref = parse_repo_url(url)
     if ref is not None and ref.host == "github.com":
-        return f"{settings.code.git_base_url.rstrip('/')}/{full_name or ref.full_name}.git"
-    return url if url.endswith(".git") else url + ".git"
+        return f"{base}/{full_name or ref.full_name}.git"
+    mirror = not is_github_itself(base)
+    if ref is not None:
+        return f"{base}/{ref.host}/{ref.owner}/{ref.name}.git" if mirror else f"{ref.url}.git"
+    parts = urlsplit(url)
+    if mirror and parts.scheme in ("http", "https", "ssh", "git") and parts.hostname:
+        path = parts.path.strip("/")
+        return f"{base}/{parts.hostname.lower()}/{path}" + ("" if path.endswith(".git") else ".git")
+    return url
+
+
+def is_github_itself(base: str) -> bool:
+    """A git base URL on github.com is GitHub, not a mirror of every host."""
+    return (urlsplit(base).hostname or "").lower() in ("github.com", "www.github.com")
 
 
 def fetch_target(settings: Settings, target: str, *, refresh: bool = False) -> tuple[Checkout, str]:
@@ -68,7 +89,7 @@ def fetch_target(settings: Settings, target: str, *, refresh: bool = False) -> t
                               max_file_bytes=settings.code.max_file_kb * 1024), str(path)
     if "://" not in target and not target.startswith("git@") and parse_repo_url(target) is None:
         raise InputFileError("no such directory or archive, and not a repository URL", item=target)
-    url = clone_url(settings, target) if parse_repo_url(target) else target
+    url = target if target.startswith("file:") else clone_url(settings, target)
     dest = cache_path(settings.resolve(settings.data_dir), url)
     return git_clone(url, dest, timeout=settings.code.clone_timeout, max_bytes=max_bytes, refresh=refresh), target
 
