@@ -28,7 +28,7 @@ ROUGE_SAMPLE_EXPORTS = {
     "dataset.csv": "99f8bf00ebfc94b6e25b02f4f1aa231e9787dafc75d25b893d7d9009d139bc34",
     "figure3.csv": "24e487d9f73e81eff825f4d5b285ef80f41e42c746878160a8ff1cd889b74bfd",
     "human/code.json": "456fe9d11071b591a7f3e0b9bef954a631d707f5554cb81ee16133d3630a3e6f",
-    "human/papers.json": "9945b75766b500b5e06695c0dc5310d17dd83ba222079cd6834179db27e11125",
+    "human/papers.json": "a537bae1298d10bca8b961d312c36cb4b43a0e7343e14679a5c633584d7fa249",
     "packages.csv": "8c03cbc5c8f6ad6ececb5896c1d446a932ebd70250df9c1fe9a872d09fbf5bf0",
     "prisma.csv": "77541a49d4b14ea90c652f07b441fbf5a4f221fba70c093340c11423160a6f49",
     "statistics.csv": "795c93c744500fba53d75044207c10efe1b499962415efd95d3514e687fd13c2",
