@@ -51,8 +51,8 @@ def clone_url(settings: Settings, url: str, full_name: str | None = None) -> str
     """Where to clone a codebase from, every host through `code.git_base_url`.
 
     On GitHub itself (the default) GitHub repositories come from there and other hosts from
-    themselves. Any other base is a mirror (GitHub Enterprise, a local folder of bare
-    repositories in tests) and serves every host: GitHub repositories at
+    themselves. Any other base is a mirror (in tests a local folder of repositories) and
+    serves every host: GitHub repositories at
     BASE/owner/name.git, the others at BASE/<host>/<owner>/<name>.git, so a configured
     mirror is never bypassed for a Bitbucket or GitLab link.
     """
