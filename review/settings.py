@@ -133,7 +133,7 @@ class CodeSettings(Section):
     clone_timeout: float = Field(300.0, description="seconds a clone may take")
     max_file_kb: int = Field(2048, description="files larger than this are skipped when scanning")
     catalog: str = Field("", description="code package catalog TOML (empty = the metric's code_packages file)")
-    git_base_url: str = Field("https://github.com", description="where GitHub repositories are cloned from (a mirror or GitHub Enterprise)")
+    git_base_url: str = Field("https://github.com", description="where repositories are cloned from: GitHub itself (other hosts then from themselves) or a mirror serving every host, GitHub at BASE/owner/name.git and others at BASE/host/owner/name.git")
     search_query: str = Field("", description="term searched in each repository for the code prelim label (empty = the code catalog's `prelim` term)")
     cache_days: int = Field(30, description="GitHub look-ups younger than this are reused, not repeated")
     max_wait: float = Field(3900.0, description="longest single rate-limit sleep in seconds; longer waits stop the run (resumable)")

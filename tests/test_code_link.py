@@ -24,10 +24,12 @@ DUMP = Path(__file__).parent / "data" / "pwc" / "links-between-papers-and-code.j
 
 @pytest.mark.parametrize("url, expected", [
     ("https://github.com/abisee/pointer-generator", "https://github.com/abisee/pointer-generator"),
-    ("http://www.github.com/Abisee/Pointer-Generator.git", "https://github.com/abisee/pointer-generator"),
+    ("http://www.github.com/Abisee/Pointer-Generator.git", "https://github.com/Abisee/Pointer-Generator"),
     ("git@github.com:abisee/pointer-generator.git", "https://github.com/abisee/pointer-generator"),
-    ("github.com/nlpyang/PreSumm/tree/master/src).", "https://github.com/nlpyang/presumm"),
-    ("https://github.com/nlpyang/PreSumm#readme", "https://github.com/nlpyang/presumm"),
+    ("github.com/nlpyang/PreSumm/tree/master/src).", "https://github.com/nlpyang/PreSumm"),
+    ("https://github.com/nlpyang/PreSumm#readme", "https://github.com/nlpyang/PreSumm"),
+    ("HTTPS://GitLab.COM/Group/Sub/Project.git", "https://gitlab.com/Group/Sub/Project"),
+    ("https://BitBucket.org/Owner/Repo/src/master/", "https://bitbucket.org/Owner/Repo"),
     ("https://raw.githubusercontent.com/owner/repo/main/x.py", "https://github.com/owner/repo"),
     ("https://gitlab.com/group/sub/project/-/tree/main", "https://gitlab.com/group/sub/project"),
     ("https://bitbucket.org/owner/repo/src/master/", "https://bitbucket.org/owner/repo"),
@@ -114,7 +116,7 @@ def _papers(db):  # type: ignore[no-untyped-def]
                            text="... Our code is available at https://github.com/abisee/pointer-generator. We compute "
                                 "ROUGE with pyrouge and files2rouge (https://github.com/pltrdy/files2rouge).")
     ids["d19"] = add_paper(db, "D19-1387", "Text Summarization with Pretrained Encoders",
-                           text="Code: https://github.com/nlpyang/PreSumm and data from https://bitbucket.org/lab/data.")
+                           text="Code: https://github.com/NLPyang/presumm and data from https://bitbucket.org/Lab/Data.")
     ids["acl20"] = add_paper(db, "2020.acl-main.552", "Extractive Summarization as Text Matching")
     ids["p16"] = add_paper(db, "P16-1046", "Neural Summarization by Extracting Sentences and Words")
     ids["n18"] = add_paper(db, "N18-1158", "Ranking Sentences for Extractive Summarization with Reinforcement Learning.")
@@ -140,11 +142,12 @@ def test_link_merges_three_sources_with_provenance(db, tmp_path):
     assert got[(ids["p17"], "https://github.com/abisee/pointer-generator")] == (
         True, {"anthology_pwccode": True, "pwc_dump": True, "paper_text": True})
     assert got[(ids["p17"], "https://github.com/atulkum/pointer_summarizer")] == (False, {"pwc_dump": False})
-    assert got[(ids["d19"], "https://github.com/nlpyang/presumm")] == (True, {"pwc_dump": True, "paper_text": True})
-    assert got[(ids["d19"], "https://bitbucket.org/lab/data")] == (None, {"paper_text": None})
-    assert (ids["acl20"], "https://github.com/maszhongming/matchsum") in got
-    assert (ids["p16"], "https://github.com/cheng6076/neuralsum") in got
-    assert (ids["n18"], "https://github.com/edinburghnlp/refresh") in got
+    # the dump's case is kept; the text's NLPyang/presumm is the same GitHub repository (case-insensitive)
+    assert got[(ids["d19"], "https://github.com/nlpyang/PreSumm")] == (True, {"pwc_dump": True, "paper_text": True})
+    assert got[(ids["d19"], "https://bitbucket.org/Lab/Data")] == (None, {"paper_text": None})
+    assert (ids["acl20"], "https://github.com/maszhongming/MatchSum") in got
+    assert (ids["p16"], "https://github.com/cheng6076/NeuralSum") in got
+    assert (ids["n18"], "https://github.com/EdinburghNLP/Refresh") in got
     assert not any(url.endswith("files2rouge") for _pid, url in got)  # a cited tool, not the paper's code
     assert not any(pid in (ids["w01"], ids["w04"]) for pid, _url in got)  # ambiguous title: no guess
     c = result.counts

@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 from review.codebases.catalog import Catalog, load_catalog
 from review.codebases.pwc import DumpStats, PaperFacts, read_dump, read_paper_facts
 from review.codebases.pwc_match import MATCH_KEYS, PaperIndex, PaperKeys
-from review.codebases.urls import RepoRef, find_repo_urls, parse_repo_url
+from review.codebases.urls import RepoRef, find_repo_urls, parse_repo_url, repo_key
 from review.db.models import Codebase, CodebaseLink, Paper, PaperText, SourceRecord
 from review.db.session import Database
 from review.log import get_logger
@@ -228,12 +228,12 @@ def _merge(db: Database, candidates: list[Candidate], result: LinkResult, run_id
     with db.session() as s:
         existing: dict[tuple[int, str], Codebase] = {}
         for cb in s.scalars(select(Codebase)):
-            existing[(cb.paper_id, cb.url)] = cb
+            existing.setdefault((cb.paper_id, repo_key(cb.url)), cb)
         links: dict[tuple[int, str], CodebaseLink] = {
             (lk.codebase_id, lk.source): lk for lk in s.scalars(select(CodebaseLink))}
         new_papers: set[int] = set()
         for c in candidates:
-            key = (c.paper_id, c.ref.url)
+            key = (c.paper_id, c.ref.key)  # GitHub owner/name compared case-insensitively
             cb = existing.get(key)
             if cb is None:
                 cb = Codebase(paper_id=c.paper_id, url=c.ref.url, host=c.ref.host, owner=c.ref.owner,

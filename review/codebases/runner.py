@@ -13,16 +13,19 @@ code package that differs from them is the appendix B anti-feature
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
+from urllib.parse import urlsplit
 
 from sqlalchemy import delete, or_, select, update
 
 from review.codebases.catalog import Catalog, load_catalog
 from review.metric import metric_holding
-from review.codebases.fetch import Checkout, FetchFailed, cache_path, git_clone, is_archive, unpack_archive
+from review.codebases.fetch import (Checkout, FetchFailed, cache_path, git_clone, is_archive, safe_segment,
+                                    unpack_archive)
 from review.codebases.scan import SCANNER_VERSION, AntiFeature, ScanReport, scan_tree
 from review.codebases.urls import parse_repo_url
 from review.db.base import utcnow
@@ -45,11 +48,31 @@ def _limits(settings: Settings) -> dict[str, int]:
 
 
 def clone_url(settings: Settings, url: str, full_name: str | None = None) -> str:
-    """Where to clone a codebase from: GitHub repositories through `code.git_base_url`."""
+    """Where to clone a codebase from, every host through `code.git_base_url`.
+
+    On GitHub itself (the default) GitHub repositories come from there and other hosts from
+    themselves. Any other base is a mirror (in tests a local folder of repositories) and
+    serves every host: GitHub repositories at
+    BASE/owner/name.git, the others at BASE/<host>/<owner>/<name>.git, so a configured
+    mirror is never bypassed for a Bitbucket or GitLab link.
+    """
+    base = settings.code.git_base_url.rstrip("/")
     ref = parse_repo_url(url)
     if ref is not None and ref.host == "github.com":
-        return f"{settings.code.git_base_url.rstrip('/')}/{full_name or ref.full_name}.git"
-    return url if url.endswith(".git") else url + ".git"
+        return f"{base}/{full_name or ref.full_name}.git"
+    mirror = not is_github_itself(base)
+    if ref is not None:
+        return f"{base}/{ref.host}/{ref.owner}/{ref.name}.git" if mirror else f"{ref.url}.git"
+    parts = urlsplit(url)
+    if mirror and parts.scheme in ("http", "https", "ssh", "git") and parts.hostname:
+        path = parts.path.strip("/")
+        return f"{base}/{parts.hostname.lower()}/{path}" + ("" if path.endswith(".git") else ".git")
+    return url
+
+
+def is_github_itself(base: str) -> bool:
+    """A git base URL on github.com is GitHub, not a mirror of every host."""
+    return (urlsplit(base).hostname or "").lower() in ("github.com", "www.github.com")
 
 
 def fetch_target(settings: Settings, target: str, *, refresh: bool = False) -> tuple[Checkout, str]:
@@ -61,11 +84,12 @@ def fetch_target(settings: Settings, target: str, *, refresh: bool = False) -> t
     if path.is_file():
         if not is_archive(path):
             raise InputFileError("not a directory, an archive (.zip, .tar.gz) or a repository URL", item=target)
-        dest = settings.resolve(settings.data_dir) / "archives" / path.name.split(".")[0]
-        return unpack_archive(path, dest, max_bytes=max_bytes, max_files=settings.code.max_files), str(path)
+        dest = archive_dest(settings.resolve(settings.data_dir), path)
+        return unpack_archive(path, dest, max_bytes=max_bytes, max_files=settings.code.max_files,
+                              max_file_bytes=settings.code.max_file_kb * 1024), str(path)
     if "://" not in target and not target.startswith("git@") and parse_repo_url(target) is None:
         raise InputFileError("no such directory or archive, and not a repository URL", item=target)
-    url = clone_url(settings, target) if parse_repo_url(target) else target
+    url = target if target.startswith("file:") else clone_url(settings, target)
     dest = cache_path(settings.resolve(settings.data_dir), url)
     return git_clone(url, dest, timeout=settings.code.clone_timeout, max_bytes=max_bytes, refresh=refresh), target
 
@@ -79,7 +103,16 @@ def scan_target(settings: Settings, target: str, *, catalog: Catalog | None = No
         raise InputFileError(f"cannot fetch ({exc.reason}): {exc.detail}", item=target) from None
     report = scan_tree(checkout.path, catalog, target=label, **_limits(settings))
     report.commit = checkout.commit
+    report.skipped.update(checkout.skipped)  # archive members refused before the scan could see them
+    report.limits[:0] = checkout.limits
     return report
+
+
+def archive_dest(data_dir: Path, archive: Path) -> Path:
+    """archives/<file name>-<hash of its full path>: `x.zip` and `x.tar.gz`, or two `x.zip`
+    in different folders, never unpack over each other."""
+    digest = hashlib.sha256(str(archive.resolve()).encode()).hexdigest()[:12]
+    return data_dir / "archives" / f"{safe_segment(archive.name)}-{digest}"
 
 
 @dataclass

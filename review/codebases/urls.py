@@ -3,7 +3,10 @@
 Why: the same repository arrives as `https://github.com/Owner/Name`, `github.com/owner/name.git`,
 `git@github.com:owner/name`, `.../name/tree/master/src` or with a trailing period from a
 PDF sentence. Links from the three sources must merge into one codebase, so every URL is
-reduced to `https://<host>/<owner>/<name>` (lower case: the hosts are case-insensitive).
+reduced to `https://<host>/<owner>/<name>`. Only the host is lower-cased: owner and name keep
+their case, because a clone from a case-sensitive host (or a mirror on disk) needs it. Two
+URLs are the same repository when their `key`s are equal: on GitHub, whose owner and
+repository names are case-insensitive, the key is lower case; elsewhere it is the URL.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from urllib.parse import urlsplit
 HOSTS = {"github.com": "github.com", "www.github.com": "github.com", "raw.githubusercontent.com": "github.com",
          "gitlab.com": "gitlab.com", "www.gitlab.com": "gitlab.com",
          "bitbucket.org": "bitbucket.org", "www.bitbucket.org": "bitbucket.org"}
+CASE_INSENSITIVE_HOSTS = frozenset({"github.com"})
 GITHUB_RESERVED = frozenset({
     "about", "apps", "blog", "collections", "contact", "customer-stories", "enterprise", "events", "explore",
     "features", "issues", "login", "marketplace", "new", "notifications", "orgs", "organizations", "pricing",
@@ -34,7 +38,12 @@ class RepoRef:
 
     @property
     def url(self) -> str:
-        return f"https://{self.host}/{self.owner}/{self.name}".lower()
+        return f"https://{self.host}/{self.owner}/{self.name}"
+
+    @property
+    def key(self) -> str:
+        """What two URLs of one repository share (the merge key of `review code link`)."""
+        return self.url.lower() if self.host in CASE_INSENSITIVE_HOSTS else self.url
 
     @property
     def full_name(self) -> str:
@@ -85,6 +94,12 @@ def normalize_repo_url(url: str | None) -> str | None:
     return ref.url if ref else None
 
 
+def repo_key(url: str) -> str:
+    """The merge key of a stored codebase URL (the URL itself when it is no repository URL)."""
+    ref = parse_repo_url(url)
+    return ref.key if ref else url
+
+
 @dataclass(frozen=True)
 class TextLink:
     ref: RepoRef
@@ -102,9 +117,9 @@ def find_repo_urls(text: str, context: int = 160) -> list[TextLink]:
         host = m.group(1).lower()
         path = m.group(2).strip(TRAILING)
         ref = parse_repo_url(f"https://{host}/{path}")
-        if ref is None or ref.url in seen:
+        if ref is None or ref.key in seen:
             continue
-        seen.add(ref.url)
+        seen.add(ref.key)
         a, b = max(0, m.start() - context), min(len(text), m.end() + 40)
         out.append(TextLink(ref, m.start(), m.end(), m.group(0), text[a:b]))
     return out

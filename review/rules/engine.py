@@ -42,6 +42,9 @@ DEFAULT_TIMEOUT = 1.0
 LEADING_LITERAL = 2
 """Shortest leading literal for which the judge's searches try only the literals' positions."""
 
+VALUED = frozenset({Kind.PARAMS, Kind.CODE_URL})
+"""Kinds whose matched value (not only the rule's label) is what the paper is labelled with."""
+
 MARGIN = 256
 """Extra characters scanned on both sides of an anchor window, so a match that starts
 inside the window but reaches past it is still found whole (longer matches of near-anchor
@@ -140,7 +143,7 @@ class Engine:
         regions = self._regions(t)
         hits = self._anywhere_hits(t, regions)
         hits.extend(self._near_hits(t, regions, self._anchor_spans(t)))
-        hits.sort(key=lambda h: (h.start, h.end, h.rule_id))
+        hits = unique_hits(hits)
         hits, rejected = attach(self.ruleset, text, hits, regions, self._context_finder(text, t.folded, timed_out))
         return Scan(prelim=prelim, hits=hits, timed_out=timed_out, rejected=rejected)
 
@@ -370,6 +373,27 @@ def _in_windows(finditer: Callable[..., Any], wins: Sequence[tuple[int, int]], f
     return search
 
 
+def unique_hits(hits: Iterable[Hit]) -> list[Hit]:
+    """The hits in text order, where one rule's matches over the same words count once.
+
+    Why: two patterns of one rule often match the same words (`rouge-?1\\.?5\\.?5` matches
+    "ROUGE-1.5.5", `rouge.{0,15}1.?5.?5.?` the same and the space after it); that is one piece
+    of evidence, not two findings, and per-rule hit counts must not double. A hit is dropped
+    when it overlaps an earlier kept hit of the same rule (for parameter strings and code
+    URLs: of the same rule and value, since the value is the label). Hits of different rules
+    all stay: each is its own label.
+    """
+    reach: dict[tuple[str, str], int] = {}  # (rule, value or "") -> end of the last kept hit
+    out: list[Hit] = []
+    for h in sorted(hits, key=lambda h: (h.start, h.end, h.rule_id)):  # stable: the first pattern's hit stays
+        key = (h.rule_id, h.value if h.kind in VALUED else "")
+        if h.start < reach.get(key, -1):
+            continue
+        reach[key] = h.end
+        out.append(h)
+    return out
+
+
 def _hits(rule: Rule, matches: Iterable, regions: dict[str, tuple[int, int] | None]) -> Iterable[Hit]:
     for m in matches:
         if (h := _hit(rule, m, regions)) is not None:
@@ -489,7 +513,7 @@ class NaiveEngine:
                     hits.append(h)
         if rs.gate and not prelim:
             return Scan(prelim=False, gated=True)
-        hits.sort(key=lambda h: (h.start, h.end, h.rule_id))
+        hits = unique_hits(hits)
         hits, rejected = attach(rs, text, hits, regions, self._find(text))
         return Scan(prelim=prelim, hits=hits, rejected=rejected)
 

@@ -19,6 +19,7 @@ from sqlalchemy import and_, delete, func, insert, or_, select
 from sqlalchemy.orm import Session
 
 from review.db.base import utcnow
+from review.db.insert import insert_or_get
 from review.db.models import Finding, Paper, PaperLabel, PaperText
 from review.db.models import RuleSet as RuleSetRow
 from review.db.session import Database
@@ -89,14 +90,23 @@ def resolve_rules(settings: Settings, rules_path: str | Path | None = None,
 
 
 def ensure_rule_set(session: Session, ruleset: RuleSet) -> RuleSetRow:
-    """The database row of this exact rule-set version, created on first use."""
-    row = session.scalar(select(RuleSetRow).where(RuleSetRow.sha256 == ruleset.sha256))
-    if row is None:
-        row = RuleSetRow(name=ruleset.name, metric=ruleset.metric, version=ruleset.version or None,
-                         sha256=ruleset.sha256, path=ruleset.path, content=ruleset.content)
-        session.add(row)
-        session.flush()
-    return row
+    """The database row of this exact rule-set version, created on first use.
+
+    Two label runs started at once both get the one row (`insert_or_get`), never a
+    unique-key error on `rule_sets.sha256`.
+    """
+    return insert_or_get(session, RuleSetRow, {"sha256": ruleset.sha256},
+                         {"name": ruleset.name, "metric": ruleset.metric, "version": ruleset.version or None,
+                          "path": ruleset.path, "content": ruleset.content})
+
+
+def _lock_rule_set(s: Session, rs_id: int) -> None:
+    """On PostgreSQL, hold the rule set's row while its labels are replaced: a second label
+    run storing the same papers waits for this commit and then sees its rows (without the
+    lock both would insert the same paper's label and one would fail on the unique key).
+    SQLite needs nothing: the first statement of a store is a write, which takes the lock."""
+    if s.get_bind().dialect.name == "postgresql":
+        s.execute(select(RuleSetRow.id).where(RuleSetRow.id == rs_id).with_for_update())
 
 
 def run_label(db: Database, settings: Settings, *, rules_path: str | Path | None = None,
@@ -215,6 +225,7 @@ def _store(s: Session, rs_id: int, ruleset: RuleSet, labeled: Sequence[tuple[int
     ids = [pid for pid, _, _, _ in labeled]
     if not ids:
         return 0
+    _lock_rule_set(s, rs_id)
     s.execute(delete(Finding).where(Finding.rule_set_id == rs_id, Finding.paper_id.in_(ids)))
     existing = {pl.paper_id: pl for pl in s.scalars(
         select(PaperLabel).where(PaperLabel.rule_set_id == rs_id, PaperLabel.paper_id.in_(ids)))}
