@@ -76,15 +76,23 @@ class LabelResult:
 
 
 def resolve_rules(settings: Settings, rules_path: str | Path | None = None,
-                  options: Iterable[str] = ()) -> RuleSet:
-    """The rule set a command runs: `--rules`, else `label.rules`, else the metric's rule file."""
-    from review.metric import data_path, find_data_file, metric_of
+                  options: Iterable[str] = (), *, default: str = "rules") -> RuleSet:
+    """The rule set a command runs: `--rules` (a path or a rule file's name, see
+    `review.metric.find_rule_file`), else `label.rules`, else the metric's `default` file
+    (`rules`, the faithful file; `review check` asks for `check_rules`)."""
+    from review.metric import find_rule_file, metric_of
 
     try:
-        path = find_data_file(rules_path, prefer=metric_of(settings).folder) if rules_path else \
-            data_path(settings, settings.label.rules, "rules")
+        if rules_path:
+            path = find_rule_file(rules_path, settings)
+        elif settings.label.rules:
+            path = find_rule_file(settings.label.rules, settings, base=settings.config_dir)
+        else:
+            metric = metric_of(settings)
+            path = metric.check_rules if default == "check_rules" else metric.files[default]
     except InputFileError as exc:
-        raise RuleFileError("rule file not found", item=exc.item, hint=exc.hint) from None
+        raise RuleFileError("rule file not found", item=str(rules_path or settings.label.rules),
+                            hint=exc.hint) from None
     return load_ruleset(path, tuple(options) or tuple(settings.label.options))
 
 
