@@ -20,3 +20,28 @@ def test_postgres_url_without_psycopg_is_a_one_line_hint(tmp_path: Path) -> None
     assert "Traceback" not in proc.stderr and "ModuleNotFoundError" not in proc.stderr
     assert "error: --db: no driver installed for postgresql (psycopg is missing)" in proc.stderr
     assert "hint: install the PostgreSQL driver: pip install 'rogue-review[postgres]'" in proc.stderr
+
+
+def test_import_pdfs_with_nothing_matched_hints_create(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    from tests.conftest import DATA
+
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    shutil.copy(DATA / "pdfs" / "rouge-paper.pdf", folder / "a.pdf")
+    code, out, err = cli("import", "pdfs", str(folder))
+    assert code == 0 and "0 matched, 1 unmatched" in err
+    assert f"hint: 1 file(s) match no harvested paper (none matched); `review import pdfs {folder} --create`" in err
+    code, out, err = cli("import", "pdfs", str(folder), "--create")
+    assert code == 0 and "1 created" in err and "hint:" not in err
+
+
+def test_import_pdfs_from_an_empty_folder_is_an_error(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "notes.txt").write_text("no PDFs here")
+    code, out, err = cli("import", "pdfs", str(tmp_path / "empty"))
+    assert code == 8 and "no PDF files found (1 file(s) that are not PDFs)" in err and "hint: give a folder of .pdf files" in err
+    (tmp_path / "empty" / "notes.txt").unlink()
+    code, out, err = cli("import", "pdfs", str(tmp_path / "empty"))
+    assert code == 8 and "no PDF files found" in err
