@@ -45,3 +45,30 @@ def test_import_pdfs_from_an_empty_folder_is_an_error(cli, tmp_path: Path) -> No
     (tmp_path / "empty" / "notes.txt").unlink()
     code, out, err = cli("import", "pdfs", str(tmp_path / "empty"))
     assert code == 8 and "no PDF files found" in err
+
+
+def test_sample_survey_says_its_failures_are_on_purpose_and_names_public_ids(cli) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = cli("survey", "--sample")
+    assert code == 0, err
+    flat = " ".join(err.split())  # rich wraps long log lines
+    assert "2022.sample-1.9: extract failed: corrupt" in flat and "paper 9:" not in flat  # the public id, not the row
+    assert "(expected: the sample serves this PDF corrupt on purpose" in flat
+    assert "2022.sample-1.12: http_404" in flat and "(expected: the sample's server has no PDF for this paper" in flat
+    assert "WARNING" not in err and "ERROR" not in err
+    assert "2022.sample-1.12, 2022.sample-1.9 fail on purpose" in flat
+
+
+def test_log_lines_name_papers_and_codebases_by_public_id(db) -> None:  # type: ignore[no-untyped-def]
+    from review.db.models import Codebase, Paper
+    from review.names import codebase_name, paper_name
+
+    with db.session() as s:
+        p = Paper(ident="D19-1620", source="acl", title="t")
+        s.add(p)
+        s.flush()
+        cb = Codebase(paper_id=p.id, url="https://github.com/a/b")
+        s.add(cb)
+        s.flush()
+        assert paper_name(s, p.id) == "D19-1620"
+        assert codebase_name(s, cb.id) == "https://github.com/a/b (of D19-1620)"
+        assert paper_name(s, p.id + 100) == f"paper row {p.id + 100} (deleted)"

@@ -22,6 +22,7 @@ from review.db.base import utcnow
 from review.db.models import Finding, Paper, PaperLabel, PaperText
 from review.db.models import RuleSet as RuleSetRow
 from review.db.session import Database
+from review.names import paper_name_of
 from review.errors import InputFileError, ReviewError, RuleFileError
 from review.importer import text_source
 from review.log import get_logger
@@ -160,10 +161,10 @@ def run_label(db: Database, settings: Settings, *, rules_path: str | Path | None
                     scan = engine.scan(text)
                     labeled.append((paper_id, label_scan(scan, ruleset), text, scan.timed_out))
                     if scan.timed_out:
-                        _note_timeout(result, paper_id, scan.timed_out, settings.label.regex_timeout, run)
+                        _note_timeout(result, paper_name_of(db, paper_id), scan.timed_out, settings.label.regex_timeout, run)
                 except Exception as exc:  # one bad text must not stop the run
                     result.failed += 1
-                    log.error("label: paper %s failed: %s: %s", paper_id, type(exc).__name__, exc)
+                    log.error("label: %s failed: %s: %s", paper_name_of(db, paper_id), type(exc).__name__, exc)
                     if run is not None:
                         run.count("failed")
             with db.session() as s:
@@ -184,14 +185,14 @@ def run_label(db: Database, settings: Settings, *, rules_path: str | Path | None
     return result
 
 
-def _note_timeout(result: LabelResult, paper_id: int, rules: list[str], seconds: float,
+def _note_timeout(result: LabelResult, paper: str, rules: list[str], seconds: float,
                   run: RunRecorder | None) -> None:
     """A rule that ran past its time on a paper: counted, logged, and stored with the paper's labels."""
     result.timed_out_papers += 1
     for rid in rules:
         result.timed_out[rid] = result.timed_out.get(rid, 0) + 1
-    log.warning("label: paper %s: %s ran past label.regex_timeout (%g s of CPU) and %s left out for this paper",
-                paper_id, ", ".join(f"'{r}'" for r in rules), seconds, "was" if len(rules) == 1 else "were")
+    log.warning("label: %s: %s ran past label.regex_timeout (%g s of CPU) and %s left out for this paper",
+                paper, ", ".join(f"'{r}'" for r in rules), seconds, "was" if len(rules) == 1 else "were")
     if run is not None:
         run.count("timed_out")
 
