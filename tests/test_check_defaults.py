@@ -39,14 +39,17 @@ def test_rule_files_by_name_path_or_error(tmp_path: Path, monkeypatch: pytest.Mo
 def test_check_defaults_to_precise_and_takes_names(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     paper = tmp_path / "p.txt"
     # figure tick labels read as a package version by the faithful file (issue 31, item 5)
-    paper.write_text("We report ROUGE-1, ROUGE-2 and ROUGE-L F1 of our summarizer. Figure 3: ROUGE-2 0.154 0.155 0.156.")
+    paper.write_text("We report ROUGE-1, ROUGE-2 and ROUGE-L F1 of our summarizer. Figure 3: ROUGE-2 0.154 0.155 0.156. "
+                     "The py-rouge package (pypi.org/project/py-rouge) computes them.")
     code, out, err = cli("check", str(paper), "--json")
     default = json.loads(out)
     assert default["rules"] == "rouge-precise" and "rouge-precise" in err
+    assert default["packages"] == ["DI/pyrouge"]  # no ROUGE-1.5.5 from tick labels, no PT/rouge from py-rouge
     code_named, out_named, _ = cli("check", str(paper), "--rules", "rouge-precise", "--json")
     assert json.loads(out_named)["rules_sha256"] == default["rules_sha256"] and code_named == code
     _, out_faithful, _ = cli("check", str(paper), "--rules", "rouge", "--json")
-    assert json.loads(out_faithful)["rules"] == "rouge"
+    faithful = json.loads(out_faithful)
+    assert faithful["rules"] == "rouge" and {"ROUGE-1.5.5", "PT/rouge"} <= set(faithful["packages"])
     code, out, err = cli("check", str(paper), "--rules", "rouge-precis")
     assert code == 5 and "rule file not found" in err and "rouge-precise" in err and "Traceback" not in out + err
 
