@@ -121,3 +121,15 @@ def test_check_an_empty_folder_is_an_error(cli, tmp_path: Path) -> None:  # type
     (tmp_path / "empty").mkdir()
     code, out, err = cli("check", str(tmp_path / "empty"))
     assert code == 8 and "no PDF files in the folder" in err and "Traceback" not in out + err
+
+
+def test_every_rule_file_setting_goes_through_the_one_resolver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from review.labelstudio.tasks import label_config
+    from review.rules.stage import resolve_rules
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "review.toml").write_text('[label]\nrules = "rouge-precise"\n')
+    settings = load_settings(tmp_path / "review.toml")
+    assert resolve_rules(settings).name == "rouge-precise"  # label, compute, queue, survey read it so
+    assert resolve_rules(settings, "rouge").name == "rouge"  # --rules NAME wins over the setting
+    assert label_config("papers", settings).questions  # the review form's choices come from the same file

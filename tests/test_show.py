@@ -60,3 +60,20 @@ def test_status_says_reasons_in_words_and_the_next_step(cli) -> None:  # type: i
     assert data["next"].startswith("the human pass")  # sample: labelled, computed, exported, nobody answered
     code, out, _ = cli("--db", DB, "status")
     assert out.rstrip().splitlines()[-1].startswith("next: the human pass")
+
+
+def test_find_paper_by_doi_arxiv_and_former_ident(db) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+
+    from review.db.models import Paper
+    from review.errors import InputFileError
+    from review.show import find_paper
+
+    with db.session() as s:
+        s.add(Paper(ident="D19-1620", source="acl", title="Lead bias", doi="10.18653/v1/D19-1620",
+                    doi_key="10.18653/v1/d19-1620", arxiv_id="1908.11723", former_idents=["old-key-1"]))
+        s.flush()
+        for ref in ("D19-1620", "https://doi.org/10.18653/V1/D19-1620", "10.18653/v1/d19-1620", "1908.11723", "old-key-1"):
+            assert find_paper(s, ref).ident == "D19-1620", ref
+        with pytest.raises(InputFileError):
+            find_paper(s, "D19-9999")

@@ -20,7 +20,7 @@ IRREPRODUCIBLE_EXIT = 1
 def check(
     ctx: typer.Context,
     path: Path = typer.Argument(..., help="The paper: a PDF, a .txt or a .md file; or a folder (every PDF in it)."),
-    rules: Optional[str] = typer.Option(None, "--rules", help="Rule file: a path or a rule file's name (its file name without .toml) (default: label.rules, else the metric's check_rules file, the one that holds on unseen papers)."),
+    rules: Optional[str] = typer.Option(None, "--rules", help="Rule file: a path, or a name (a metric folder's rule file without .toml). Default: label.rules, else the metric's check_rules file, the one that holds on unseen papers."),
     metric: MetricOpt = None,
     option: Optional[List[str]] = typer.Option(None, "--option", help="Switch on a named option of the rule file (repeatable)."),
     backend: Optional[str] = typer.Option(None, "--backend", help="PDF text extractor (default from the settings)."),
