@@ -57,6 +57,10 @@ def progress(total: int | None, description: str) -> Iterator[Bar]:
         raise
 
 
+def forget_interrupt() -> None:
+    _state["interrupted"] = None
+
+
 def interrupted_line(command: str) -> str:
     """What a command interrupted by Ctrl-C says: how far it got and that a rerun resumes
     (every stage keeps what it finished and skips it next time)."""

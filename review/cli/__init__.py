@@ -70,6 +70,9 @@ def main(argv: list[str] | None = None) -> None:
     with how far the stage got and that a rerun resumes.
     """
     debug = "--debug" in (argv if argv is not None else sys.argv)
+    from review.progress import forget_interrupt
+
+    forget_interrupt()  # a test or script may call main() many times in one process
     try:
         app(args=argv, prog_name="review")
     except SystemExit as exc:
