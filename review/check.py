@@ -144,6 +144,12 @@ def read_paper_text(path: str | Path, *, backend: str | None = None, **extract_o
     if not path.is_file():
         raise InputFileError("not a file", item=str(path))
     suffix = path.suffix.lower()
+    if _size(path) == 0:
+        raise InputFileError("empty file (0 bytes)", item=str(path),
+                             hint="the download or copy may have failed; fetch the paper again")
+    if suffix == ".pdf" and not _looks_like_pdf(path):
+        raise InputFileError(f"not a PDF ({_what_it_is(path)})", item=str(path),
+                             hint="a PDF starts with %PDF-; give the paper's PDF, or a .txt/.md of its text")
     if suffix in TEXT_SUFFIXES:
         try:
             raw = path.read_bytes()
@@ -168,6 +174,35 @@ def _normalize(text: str) -> str:
     except ImportError:  # the extraction stage is not installed: NFKC plus collapsed whitespace
         return " ".join(unicodedata.normalize("NFKC", text).split())
     return normalize(text)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
+
+
+def _what_it_is(path: Path) -> str:
+    """A few words on what a file that should be a PDF holds instead, so the message says
+    "it is an HTML page" rather than the extractor's "Data format error"."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(512)
+    except OSError as exc:
+        return f"cannot read: {exc.strerror}"
+    lowered = head.lstrip().lower()
+    if lowered.startswith((b"<!doctype html", b"<html")):
+        return "it is an HTML page, perhaps an error page saved under a .pdf name"
+    if lowered.startswith(b"<?xml") or lowered.startswith(b"<"):
+        return "it is XML or HTML"
+    if head.startswith((b"PK\x03\x04",)):
+        return "it is a ZIP archive (a .docx?)"
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return "binary data that does not start with %PDF-"
+    return "it is plain text"
 
 
 def _looks_like_pdf(path: Path) -> bool:
@@ -204,3 +239,58 @@ def check_file(path: str | Path, ruleset: RuleSet, *, backend: str | None = None
     result.source = str(path)
     result.text_source = "text file" if Path(path).suffix.lower() in TEXT_SUFFIXES else "pdf"
     return result
+
+
+@dataclass
+class FolderItem:
+    """One file of a checked folder: its result, or why it could not be checked."""
+
+    path: Path
+    result: CheckResult | None = None
+    error: str = ""
+    hint: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        if self.result is not None:
+            return self.result.as_dict()
+        return {"source": str(self.path), "error": self.error, "hint": self.hint or None}
+
+
+def folder_pdfs(folder: str | Path) -> list[Path]:
+    """The PDFs of a folder (not its subfolders), sorted by name; an error when there are none,
+    so an empty or mistyped folder never passes as "nothing irreproducible"."""
+    folder = Path(folder)
+    pdfs = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() == ".pdf")
+    if not pdfs:
+        others = sum(1 for p in folder.iterdir() if p.is_file())
+        raise InputFileError(f"no PDF files in the folder ({others} other file(s))", item=str(folder),
+                             hint="give the folder of the papers' PDFs, or one file: review check paper.txt")
+    return pdfs
+
+
+def check_folder(folder: str | Path, ruleset: RuleSet, *, backend: str | None = None,
+                 regex_timeout: float = DEFAULT_TIMEOUT, **extract_options: Any) -> list[FolderItem]:
+    """Check every PDF of a folder with one engine; a file that cannot be read is reported
+    and the others are still checked (one broken download must not hide the rest)."""
+    from review.progress import progress
+
+    engine = Engine(ruleset, timeout=regex_timeout)
+    pdfs = folder_pdfs(folder)
+    items = []
+    with progress(len(pdfs), "check") as bar:
+        for pdf in pdfs:
+            bar.describe(pdf.name)
+            items.append(_check_one(pdf, ruleset, engine, backend, extract_options))
+            bar.advance()
+    return items
+
+
+def _check_one(pdf: Path, ruleset: RuleSet, engine: Engine, backend: str | None,
+               extract_options: dict[str, Any]) -> FolderItem:
+    try:
+        text = read_paper_text(pdf, backend=backend, **extract_options)
+    except InputFileError as exc:
+        return FolderItem(pdf, error=exc.message, hint=exc.hint or "")
+    result = check_text(text, ruleset, engine=engine)
+    result.source, result.text_source = str(pdf), "pdf"
+    return FolderItem(pdf, result=result)

@@ -29,7 +29,8 @@ log = get_logger("metric")
 
 METRIC_FILE = "metric.toml"
 SCHEMA = 1
-FILE_KEYS = ("rules", "precise", "packages", "code_packages", "sample")
+FILE_KEYS = ("rules", "precise", "check_rules", "packages", "code_packages", "sample")
+RULE_KEYS = ("rules", "precise", "check_rules")  # the keys that name rule files (what `--rules NAME` finds)
 REQUIRED_FILES = ("rules", "packages", "code_packages")
 TOP_KEYS = frozenset({"schema", "name", "column", "description", "wording", "published", *FILE_KEYS})
 PUBLISHED_KEYS = frozenset({"statistic", "wording", "value", "unit", "source"})
@@ -102,6 +103,19 @@ class Metric:
     @property
     def rules(self) -> Path:
         return self.files["rules"]
+
+    @property
+    def check_rules(self) -> Path:
+        """The rule file `review check` uses by default: the one that holds on papers nobody
+        tuned against (`check_rules` in metric.toml), else the faithful rule file. Why a
+        separate key: the faithful file reproduces the study; an author checking a paper
+        needs the file whose verdicts are right, and which one that is is a fact about the
+        metric's data, not about the code."""
+        return self.files.get("check_rules", self.files["rules"])
+
+    def rule_files(self) -> dict[str, Path]:
+        """The rule files this folder names, by their name without `.toml` (`rouge-precise`)."""
+        return {self.files[k].stem: self.files[k] for k in RULE_KEYS if k in self.files}
 
     @property
     def packages(self) -> Path:
@@ -221,8 +235,7 @@ def find_data_file(path: str | Path, base: Path | None = None, prefer: Path | No
 # --- reading a metric folder
 
 def _folder_of(ref: str, base: Path | None) -> Path:
-    looks_like_path = any(s in ref for s in ("/", "\\")) or ref.startswith((".", "~")) or ref.endswith(".toml")
-    if not looks_like_path:
+    if not _looks_like_path(ref):
         for root in pattern_roots():
             if (root / ref / METRIC_FILE).is_file():
                 return root / ref
@@ -346,6 +359,34 @@ def default_metric() -> Metric:
 def metric_of(settings: Any) -> Metric:
     """The metric the settings choose (`label.metric`)."""
     return load_metric(settings.label.metric, settings.config_dir)
+
+
+def _looks_like_path(ref: str) -> bool:
+    return any(s in ref for s in ("/", "\\")) or ref.startswith((".", "~")) or ref.endswith(".toml")
+
+
+def find_rule_file(ref: str | Path, settings: Any = None, base: Path | None = None) -> Path:
+    """The rule file `--rules` names, the one resolver of every command that takes it: a
+    path (as `find_data_file` finds it), or a name as `--metric` takes names: `rouge-precise`
+    is the rule file of that name in the chosen metric's folder, else in the one shipped
+    metric folder that names it. Why names: the shipped files should be reachable without
+    knowing where the package put them. A relative path is looked up under `base` (a
+    setting's: the config file's folder) and the working directory."""
+    text = str(ref)
+    prefer = metric_of(settings) if settings is not None else None
+    if _looks_like_path(text) or Path(text).expanduser().is_file():
+        return find_data_file(text, base, prefer=prefer.folder if prefer else None)
+    if prefer is not None and text in prefer.rule_files():
+        return prefer.rule_files()[text]
+    found: dict[str, list[Path]] = {}
+    for name in shipped_metrics():
+        for stem, path in load_metric(name).rule_files().items():
+            found.setdefault(stem, []).append(path)
+    if len(found.get(text, [])) == 1:
+        return found[text][0]
+    known = ", ".join(sorted(set(found) | set(prefer.rule_files() if prefer else ()))) or "none"
+    raise InputFileError(f"no rule file named {text!r}", item="--rules",
+                         hint=f"rule files by name: {known}; or give a rule file's path")
 
 
 def data_path(settings: Any, explicit: str | Path | None, key: str) -> Path:

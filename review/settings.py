@@ -107,7 +107,7 @@ class ExtractSettings(Section):
 class LabelSettings(Section):
     metric: str = Field("rouge", description="the metric reviewed: the name of a metric folder under patterns/ or the "
                                              "path of one; the rule file and both package catalogs default to its files")
-    rules: str = Field("", description="rule file used by `review label` and `review check` (empty = the metric's)")
+    rules: str = Field("", description="rule file used by `review label` and `review check`: a path or a rule file's name (empty = the metric's: `rules` for label, `check_rules` for check)")
     options: list[str] = Field(default_factory=list, description="named options of the rule file to switch on")
     batch: int = Field(200, ge=1, description="texts labeled per database transaction")
     max_findings_per_rule: int = Field(20, ge=1, description="findings stored per rule and paper (labels use all matches)")

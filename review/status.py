@@ -27,6 +27,7 @@ class StatusReport:
     human_evaluation: dict[str, Any] | None = None  # automated labels against the human answers (evaluate human)
     schema: str | None = None
     database: str = ""
+    next: str = ""  # the next step, as a command and why
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -46,10 +47,9 @@ def build_status(session: Session, *, last_runs: int = 5, settings: Settings | N
     report.records_by_source = dict(
         session.execute(select(SourceRecord.source, func.count()).group_by(SourceRecord.source)).all())
     report.stages.append({"stage": "harvested", "outcome": "ok", "reason": None, "count": report.papers})
-    report.stages.append({"stage": "harvested", "outcome": "no PDF URL", "reason": "why: papers.pdf_unresolved_reason",
-                          "count": session.scalar(select(func.count()).select_from(Paper).where(Paper.pdf_url.is_(None))) or 0})
-    report.stages += _outcomes(session, "download", Document)
-    report.stages += _outcomes(session, "extract", PaperText, PaperText.source == "pdf")
+    report.stages += _no_pdf_url(session)
+    report.stages += _human(_outcomes(session, "download", Document))
+    report.stages += _human(_outcomes(session, "extract", PaperText, PaperText.source == "pdf"))
     imported = session.execute(select(PaperText.source, func.count()).where(PaperText.source != "pdf")
                                .group_by(PaperText.source).order_by(PaperText.source))
     report.stages += [{"stage": "import texts", "outcome": src, "reason": None, "count": n} for src, n in imported]
@@ -77,7 +77,86 @@ def build_status(session: Session, *, last_runs: int = 5, settings: Settings | N
     report.agreement = agreement_report(session)
     if settings is not None:
         report.human_evaluation = human_evaluation_block(session, settings)
+    report.next = next_step(session)
     return report
+
+
+# What the stages' reason words mean, for people (the words stay in --json and the database).
+REASONS = {
+    "http_404": "the server answered 404 Not Found", "http_403": "the server refused (403 Forbidden)",
+    "not_pdf": "the URL served something that is not a PDF", "checksum_mismatch": "not the file the source's checksum names",
+    "gave_up_after_retries": "the server kept failing; gave up after retries", "connection_error": "could not connect",
+    "too_many_redirects": "too many redirects", "timeout": "took longer than the time limit",
+    "corrupt": "the PDF cannot be read (corrupt or truncated)", "encrypted": "the PDF is encrypted",
+    "no_text": "no text layer (a scan? review does not OCR)", "memory": "ran out of the memory limit",
+    "crash": "the extractor crashed on it", "error": "an unexpected error (see the run's log)",
+}
+
+
+def human_reason(reason: str | None) -> str:
+    """A reason word as a person reads it: `http_404` -> "the server answered 404 Not Found"."""
+    if not reason:
+        return ""
+    if reason in REASONS:
+        return REASONS[reason]
+    if reason.startswith("http_") and reason[5:].isdigit():
+        return f"the server answered {reason[5:]}"
+    return reason.replace("_", " ")
+
+
+def _human(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**r, "reason": human_reason(r["reason"])} for r in rows]
+
+
+def _no_pdf_url(session: Session) -> list[dict[str, Any]]:
+    """Papers nothing can be downloaded for, by the source's reason; imported papers (their
+    PDF is already stored) are not among them."""
+    has_document = select(Document.paper_id)
+    rows = session.execute(select(Paper.pdf_unresolved_reason, func.count())
+                           .where(Paper.pdf_url.is_(None), Paper.id.not_in(has_document))
+                           .group_by(Paper.pdf_unresolved_reason).order_by(Paper.pdf_unresolved_reason))
+    return [{"stage": "harvested", "outcome": "no PDF URL", "reason": human_reason(r) or "the source gives no PDF link",
+             "count": n} for r, n in rows]
+
+
+def _count(session: Session, query: Any) -> int:
+    return session.scalar(select(func.count()).select_from(query.subquery())) or 0
+
+
+def _last_run(session: Session, command: str) -> Any:
+    return session.scalar(select(Run).where(Run.command == command, Run.status == "ok").order_by(Run.id.desc()).limit(1))
+
+
+def next_step(session: Session) -> str:
+    """The next command of the survey and why, from what the database holds: the first
+    stage with work waiting, in the order `review survey` runs them."""
+    if not (session.scalar(select(func.count()).select_from(Paper)) or 0):
+        return ("review harvest acl (or review import pdfs DIR --create; review survey --sample for a demo): "
+                "the database holds no papers")
+    to_download = _count(session, select(Paper.id).where(Paper.pdf_url.isnot(None), Paper.id.not_in(select(Document.paper_id))))
+    if to_download:
+        return f"review download: {to_download} paper(s) have a PDF URL and no PDF yet"
+    to_extract = _count(session, select(Document.paper_id).where(Document.outcome == "ok",
+                                                                 Document.paper_id.not_in(select(PaperText.paper_id))))
+    if to_extract:
+        return f"review extract: {to_extract} downloaded PDF(s) have no text yet"
+    to_label = _count(session, select(PaperText.paper_id).where(PaperText.outcome == "ok",
+                                                                PaperText.paper_id.not_in(select(PaperLabel.paper_id))))
+    if to_label:
+        return f"review label: {to_label} text(s) have no labels yet"
+    compute, export = _last_run(session, "compute"), _last_run(session, "export")
+    later = [r for r in (_last_run(session, c) for c in ("label", "pull", "code scan", "code link")) if r is not None]
+    if compute is None or any(r.id > compute.id for r in later):
+        return "review compute: labels or answers changed since the last compute" if compute else \
+            "review compute: the papers are labelled, nothing is computed yet"
+    if export is None or export.id < compute.id:
+        return "review export: the last compute is not exported yet"
+    reviewed = session.scalar(select(func.count(func.distinct(HumanDecision.paper_id)))
+                              .where(HumanDecision.deleted.is_(False))) or 0
+    if not reviewed:
+        return ("the human pass (review plan, review queue; docs/human-pass.md): every figure is an automated "
+                "proposal until people check it")
+    return "nothing waiting: rerun a stage after new papers or answers (review status --json for the counts)"
 
 
 def human_evaluation_block(session: Session, settings: Settings) -> dict[str, Any] | None:

@@ -23,11 +23,13 @@ git repositories.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from sqlalchemy import func, select
 
@@ -71,6 +73,7 @@ class SurveyResult:
     sample: bool = False
     human_file: Path | None = None
     run_id: int | None = None
+    expected: list[str] = field(default_factory=list)  # the sample's papers that fail on purpose
 
     @property
     def failed(self) -> list[str]:
@@ -80,13 +83,16 @@ class SurveyResult:
         return {"stages": [s.as_dict() for s in self.stages], "report": _str(self.report),
                 "figures": [str(f) for f in self.figures], "dataset": _str(self.dataset), "out_dir": _str(self.out_dir),
                 "database": self.database, "sample": self.sample, "human_file": _str(self.human_file),
-                "failed": self.failed, "run_id": self.run_id}
+                "failed": self.failed, "run_id": self.run_id, "expected_failures": self.expected}
 
     def summary(self) -> str:
         ok = sum(1 for s in self.stages if s.status == "ok")
         text = f"survey{' (sample)' if self.sample else ''}: {ok} of {len(self.stages)} stages ok"
         others = [f"{s.name} {s.status}" for s in self.stages if s.status != "ok"]
-        return text + (f" ({', '.join(others)})" if others else "") + (f"; report {self.report}" if self.report else "")
+        text += f" ({', '.join(others)})" if others else ""
+        if self.expected:
+            text += f"; {', '.join(self.expected)} fail on purpose (the sample shows how failures are reported)"
+        return text + (f"; report {self.report}" if self.report else "")
 
 
 def _str(p: Path | None) -> str | None:
@@ -362,11 +368,55 @@ def run_sample_survey(settings: Settings, *, keep_database: bool = False, out_di
         client.session.trust_env = False  # no proxy from the environment: only ours
         client.session.proxies = {"http": server.url}
         db = Database(s.database)
+        expected = ExpectedInSample({p.ident: EXPECTED[p.pdf] for p in sample.papers if p.pdf in EXPECTED})
         try:
             migrate.ensure_current(db)
-            return run_survey(db, s, sources=("acl",), github=False, human="offline", out_dir=out_dir, fmt=fmt,
-                              time_=time_, acl_update=False, sample=True, download_client=client,
-                              on_stage=on_stage)
+            with expected.installed():
+                result = run_survey(db, s, sources=("acl",), github=False, human="offline", out_dir=out_dir, fmt=fmt,
+                                    time_=time_, acl_update=False, sample=True, download_client=client,
+                                    on_stage=on_stage)
+            result.expected = sorted(expected.expected)
+            return result
         finally:
             db.dispose()
             client.close()
+
+
+# What the sample's failures on purpose are there for (`pdf = "missing" | "broken"` in its sample file).
+EXPECTED = {
+    "missing": "expected: the sample's server has no PDF for this paper, to show how a failed download is reported",
+    "broken": "expected: the sample serves this PDF corrupt on purpose, to show how a failed extraction is reported",
+}
+
+
+class ExpectedInSample(logging.Filter):
+    """Marks the log lines about the sample's broken-on-purpose papers as expected (and
+    INFO), so a first run does not read like a failure; every other line is untouched."""
+
+    def __init__(self, expected: dict[str, str]):
+        super().__init__()
+        self.expected = expected
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING or not self.expected:
+            return True
+        message = record.getMessage()
+        for ident, why in self.expected.items():
+            if ident in message:
+                record.msg, record.args = f"{message} ({why})", ()
+                record.levelno, record.levelname = logging.INFO, "INFO"
+                break
+        return True
+
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        from review.log import LOGGER_NAME
+
+        handlers = list(logging.getLogger(LOGGER_NAME).handlers)
+        for h in handlers:
+            h.addFilter(self)
+        try:
+            yield
+        finally:
+            for h in handlers:
+                h.removeFilter(self)

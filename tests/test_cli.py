@@ -9,14 +9,29 @@ from review.cli.app import app
 from tests.conftest import ROOT
 
 
-def test_status_on_a_fresh_directory_creates_the_database(cli, tmp_path):
+def test_status_on_a_fresh_directory_says_there_is_no_database(cli, tmp_path):
+    """A read-only command never creates a database (issue 31: a mistyped path read as an empty survey)."""
+    code, out, err = cli("status")
+    assert code == 4 and "no database at " in err and "db/review.sqlite" in err and "Traceback" not in out + err
+    assert not (tmp_path / "db").exists()
+    code, out, err = cli("db", "upgrade")
+    assert code == 0, err
     code, out, err = cli("status")
     assert code == 0, err
-    assert (tmp_path / "db" / "review.sqlite").is_file()
     assert "harvested" in out and "Last runs" in out
 
 
+def test_read_only_commands_refuse_a_mistyped_sqlite_path(cli, tmp_path):
+    assert cli("db", "upgrade")[0] == 0
+    for command in (("status",), ("export",), ("show", "P19-1001")):
+        code, out, err = cli("--db", "sqlite:///db/reveiw.sqlite", *command)
+        assert code == 4 and "no database at db/reveiw.sqlite" in err, (command, err)
+        assert "databases in that folder: review.sqlite" in err
+    assert sorted(p.name for p in (tmp_path / "db").iterdir() if p.suffix == ".sqlite") == ["review.sqlite"]
+
+
 def test_status_json_has_stable_keys(cli):
+    assert cli("db", "upgrade")[0] == 0
     code, out, _ = cli("status", "--json")
     data = json.loads(out)
     assert code == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import time
@@ -100,7 +101,11 @@ def test_ctrl_c_stops_cleanly_and_rerun_finishes(db, db_url, corpus, tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert code != 0
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    assert code == 130, err
+    said = re.search(r"interrupted \(.*\): (\d+) done, (\d+) left; rerun `review --silent download` to resume", err)
+    assert said and int(said[1]) + int(said[2]) == FILES and int(said[2]) > 0, err  # issue 31: how far, what next
+    assert "Traceback" not in err
     assert not list((data_dir / "pdfs").glob(".tmp/*.part")), "Ctrl-C leaves no partial file"
     with db.session() as s:
         states = {w.state for w in s.scalars(select(WorkItem))}

@@ -61,14 +61,28 @@ def root(
     setup_logging(verbose=verbose or debug)
 
 
+INTERRUPTED_EXIT = 130
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; exit 0 on success, the error's own code otherwise.
 
-    Usage errors, --help and Ctrl-C are handled by typer itself (exit 2, 0 and 1).
+    Usage errors and --help are handled by typer itself (exit 2 and 0); Ctrl-C exits 130
+    with how far the stage got and that a rerun resumes.
     """
     debug = "--debug" in (argv if argv is not None else sys.argv)
+    from review.progress import forget_interrupt
+
+    forget_interrupt()  # a test or script may call main() many times in one process
     try:
         app(args=argv, prog_name="review")
+    except SystemExit as exc:
+        if exc.code == INTERRUPTED_EXIT:  # typer turns Ctrl-C into exit 130, silently
+            from review.progress import interrupted_line
+
+            args = argv if argv is not None else sys.argv[1:]
+            err_console().print(redact(interrupted_line(" ".join(["review", *args]))), markup=False)
+        raise
     except ReviewError as exc:
         if debug:
             print_traceback(exc)

@@ -23,7 +23,7 @@ app.add_typer(evaluate_app, name="evaluate")
 def papers(
     ctx: typer.Context,
     gold: Path = typer.Option(..., "--gold", help="Papers gold file (JSON Lines, ../shared/spec/GOLD.md)."),
-    rules: Optional[Path] = typer.Option(None, "--rules", help="Rule file (default: label.rules from the settings)."),
+    rules: Optional[str] = typer.Option(None, "--rules", help="Rule file: a path, or a name (a metric folder's rule file without .toml). Default: label.rules, else the metric's rule file."),
     option: Optional[List[str]] = typer.Option(None, "--option", help="Switch on a named option of the rule file (repeatable)."),
     backend: Optional[str] = typer.Option(None, "--backend", help="PDF text extractor (default from the settings)."),
     minimum: Optional[List[str]] = typer.Option(None, "--min", help="Fail (exit 1) below this score, e.g. P0.precision=0.97 (repeatable)."),
@@ -73,7 +73,7 @@ def papers(
 @evaluate_app.command("human")
 def human(
     ctx: typer.Context,
-    rules: Optional[Path] = typer.Option(None, "--rules", help="Rule file whose stored labels are scored (default: the rule set compute reads, label.rules)."),
+    rules: Optional[str] = typer.Option(None, "--rules", help="Rule file whose stored labels are scored: a path, or a name (a metric folder's rule file without .toml). Default: the rule set compute reads, label.rules."),
     option: Optional[List[str]] = typer.Option(None, "--option", help="With --rules: the named options it was labelled with (repeatable)."),
     rule_set: Optional[str] = typer.Option(None, "--rule-set", help="A stored rule-set version instead (sha256 prefix or id; `review label --list`)."),
     minimum: Optional[List[str]] = typer.Option(None, "--min", help="Fail (exit 1) below this score, e.g. P0.precision=0.97 (repeatable)."),

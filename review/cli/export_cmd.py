@@ -36,7 +36,7 @@ def export(
     """
     app_ctx = context.get(ctx)
     app_ctx.use_metric(metric)
-    result = run_export(app_ctx.database(), app_ctx.settings, out_dir=out, fmt=format_, time=time)
+    result = run_export(app_ctx.database(read_only=True), app_ctx.settings, out_dir=out, fmt=format_, time=time)
     if json_:
         print_json(result.as_dict())
     else:

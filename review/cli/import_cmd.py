@@ -10,8 +10,8 @@ import typer
 from review.cli import context
 from review.cli.app import app
 from review.cli.options import JsonOpt, LimitOpt
-from review.cli.output import print_json, print_table, summary
-from review.errors import ItemsFailed
+from review.cli.output import err_console, print_json, print_table, summary
+from review.errors import InputFileError, ItemsFailed
 from review.runs import record_run
 
 import_app = typer.Typer(help="Import PDFs (folders, tar, zip) and full-text corpora (ACL OCL parquet, JSON Lines).",
@@ -53,6 +53,15 @@ def pdfs(
     if json_:
         print_json(report.as_dict())
     summary(report.summary)
+    not_pdf = report.reasons.get("refused:not_pdf", 0)
+    if sum(report.counts.values()) == not_pdf and not report.already:
+        raise InputFileError("no PDF files found" + (f" ({not_pdf} file(s) that are not PDFs)" if not_pdf else ""),
+                             item=str(path), hint="give a folder of .pdf files, a .tar / .tar.gz / .zip of them, or one PDF")
+    unmatched, matched = report.counts.get("unmatched", 0), report.counts.get("matched", 0)
+    if unmatched and not create:
+        err_console().print(f"hint: {unmatched} file(s) match no harvested paper{' (none matched)' if not matched else ''}; "
+                            f"`review import pdfs {path} --create` makes a record for each from the PDF "
+                            "(or harvest first, then --retry-unmatched)", markup=False)
     if report.failed:
         raise ItemsFailed(f"{report.failed} file(s) corrupt or refused; the reason is recorded per file",
                           hint="`review import pdfs PATH --json` lists every file with its outcome")

@@ -17,7 +17,7 @@ from review.runs import record_run
 @app.command()
 def label(
     ctx: typer.Context,
-    rules: Optional[Path] = typer.Option(None, "--rules", help="Rule file (default: label.rules, else the metric's rule file)."),
+    rules: Optional[str] = typer.Option(None, "--rules", help="Rule file: a path, or a name (a metric folder's rule file without .toml). Default: label.rules, else the metric's rule file."),
     option: Optional[List[str]] = typer.Option(None, "--option", help="Switch on a named option of the rule file (repeatable)."),
     relabel: bool = typer.Option(False, "--relabel", help="Label every text again, not only new or re-extracted ones."),
     diff: bool = typer.Option(False, "--diff", help="After labeling, list the papers whose labels changed since the previous version of this rule file."),

@@ -28,7 +28,7 @@ def status(
         review status
         review status --json
     """
-    db = context.get(ctx).database()
+    db = context.get(ctx).database(read_only=True)
     with db.session() as s:
         report = build_status(s, last_runs=runs, settings=context.get(ctx).settings)
         s.rollback()  # status reads only
@@ -56,6 +56,7 @@ def status(
         _print_human_evaluation(report.human_evaluation)
     print_table("Last runs", ["id", "command", "status", "started", "summary"],
                 [(r["id"], r["command"], r["status"], r["started_at"], r["summary"] or "") for r in report.runs])
+    typer.echo(f"next: {report.next}")
 
 
 def _print_human_evaluation(h: dict[str, Any]) -> None:

@@ -39,6 +39,7 @@ from review.db.session import Database
 from review.errors import ServiceError
 from review.http import cap_session, user_agent
 from review.log import get_logger
+from review.names import codebase_name_of
 from review.progress import progress
 from review.runs import record_run
 from review.settings import HttpSettings, Settings
@@ -283,7 +284,7 @@ def run_github(db: Database, settings: Settings, *, limit: int | None = None, re
                     raise
                 except Exception as exc:  # one codebase must not stop the run
                     outcome, error = "error", f"{type(exc).__name__}: {exc}"
-                    log.error("codebase %s: GitHub look-up failed: %s", c.item_id, error)
+                    log.error("codebase %s: GitHub look-up failed: %s", codebase_name_of(db, c.item_id), error)
                     with db.session() as s:
                         cb = s.get(Codebase, c.item_id)
                         if cb is not None:

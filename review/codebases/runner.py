@@ -190,7 +190,7 @@ def _scan_one(session, settings: Settings, catalog: Catalog, codebase_id: int, r
         checkout = git_clone(url, dest, timeout=settings.code.clone_timeout,
                              max_bytes=settings.code.max_repo_mb * 1_000_000, refresh=refresh)
     except FetchFailed as exc:
-        log.error("codebase %s (%s): %s", cb.id, cb.url, exc)
+        log.error("codebase %s: %s", cb.url, exc)
         cb.scan_outcome, cb.scan_reason, cb.scan_detail = "failed", exc.reason, exc.detail[:2000]
         cb.scanned_at = utcnow()
         return exc.reason

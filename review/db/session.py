@@ -22,7 +22,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlalchemy.orm import Session, sessionmaker
 
-from review.errors import ConfigError
+from review.errors import ConfigError, DatabaseError
 from review.redact import current as current_redactor
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -99,6 +99,26 @@ def _redact_param(redactor, value):  # type: ignore[no-untyped-def]
     return value
 
 
+def _driver_hint(url: URL) -> str:
+    if url.get_backend_name() == "postgresql":
+        return "install the PostgreSQL driver: pip install 'rogue-review[postgres]' (or pip install 'psycopg[binary]')"
+    return f"install the driver of {url.drivername}, or use sqlite:///db/review.sqlite"
+
+
+def require_existing(url: str | URL) -> None:
+    """Refuse an SQLite file that does not exist: opening it would create an empty database.
+    Why: a read-only command given a mistyped path must say so, not report an empty survey."""
+    parsed = normalize_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return
+    path = Path(parsed.database)
+    if not path.is_file():
+        near = sorted(p.name for p in path.parent.glob("*.sqlite")) if path.parent.is_dir() else []
+        raise DatabaseError(f"no database at {path}",
+                            hint=("databases in that folder: " + ", ".join(near)) if near else
+                            "check the path; a stage that writes (survey, harvest, import) creates it")
+
+
 def make_engine(url: str | URL) -> Engine:
     """An engine for `url`, creating the SQLite file's folder when needed."""
     parsed = normalize_url(url)
@@ -111,9 +131,11 @@ def make_engine(url: str | URL) -> Engine:
         kwargs["pool_pre_ping"] = True
     try:
         engine = create_engine(parsed, **kwargs)
-    except NoSuchModuleError:
-        raise ConfigError(f"no driver installed for {parsed.drivername}",
-                          hint="for PostgreSQL: pip install 'rogue-review[postgres]'") from None
+    except (NoSuchModuleError, ImportError) as exc:
+        # create_engine imports the driver: a missing psycopg is an ImportError, not a traceback
+        missing = getattr(exc, "name", None) or parsed.drivername
+        raise ConfigError(f"no driver installed for {parsed.get_backend_name()} ({missing} is missing)",
+                          item="--db", hint=_driver_hint(parsed)) from None
     if parsed.get_backend_name() == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
     event.listen(engine, "before_cursor_execute", _redact_parameters, retval=True)

@@ -32,6 +32,7 @@ from review.extract.backends import BACKENDS
 from review.extract.core import Extraction
 from review.extract.isolate import WorkerPool
 from review.log import get_logger
+from review.names import paper_name_of
 from review.progress import progress
 from review.runs import RunRecorder
 from review.stage import held as held_elsewhere
@@ -184,12 +185,12 @@ def run_extract(db: Database, settings: Any, *, run: RunRecorder | None = None, 
                 _save(db, c.item_id, sha, result, run.id if run is not None else None)
                 outcome = result.reason if not result.ok else "ok"
                 if not result.ok:
-                    log.warning("paper %s: extract failed: %s (%s)", c.item_id, result.reason, result.detail)
+                    log.warning("%s: extract failed: %s (%s)", paper_name_of(db, c.item_id), result.reason, result.detail)
                 with db.session() as s:
                     still_mine = finish(s, c, me, error=None if result.ok else f"{result.reason}: {result.detail}")
                 held.pop(c.work_id, None)
                 if not still_mine:
-                    log.warning("paper %s: lease expired; another worker owns it now", c.item_id)
+                    log.warning("%s: lease expired; another worker owns it now", paper_name_of(db, c.item_id))
                     continue
                 report.outcomes[outcome or "failed"] += 1
                 report.pages += result.pages or 0

@@ -116,9 +116,9 @@ def label_config(kind: str, settings: Any = None, path: Path | None = None) -> L
     metric = metric_of(settings) if settings is not None else default_metric()
     rules = None
     if settings is not None and settings.label.rules:
-        from review.metric import data_path
+        from review.metric import find_rule_file
 
-        rules = data_path(settings, settings.label.rules, "rules")
+        rules = find_rule_file(settings.label.rules, settings, base=settings.config_dir)  # a path or a name
     return parse_config(render(kind, metric, rules), f"{metric.folder} ({kind})", metric.text("no_evidence"))
 
 

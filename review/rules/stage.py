@@ -23,6 +23,7 @@ from review.db.insert import insert_or_get
 from review.db.models import Finding, Paper, PaperLabel, PaperText
 from review.db.models import RuleSet as RuleSetRow
 from review.db.session import Database
+from review.names import paper_name_of
 from review.errors import InputFileError, ReviewError, RuleFileError
 from review.importer import text_source
 from review.log import get_logger
@@ -77,15 +78,23 @@ class LabelResult:
 
 
 def resolve_rules(settings: Settings, rules_path: str | Path | None = None,
-                  options: Iterable[str] = ()) -> RuleSet:
-    """The rule set a command runs: `--rules`, else `label.rules`, else the metric's rule file."""
-    from review.metric import data_path, find_data_file, metric_of
+                  options: Iterable[str] = (), *, default: str = "rules") -> RuleSet:
+    """The rule set a command runs: `--rules` (a path or a rule file's name, see
+    `review.metric.find_rule_file`), else `label.rules`, else the metric's `default` file
+    (`rules`, the faithful file; `review check` asks for `check_rules`)."""
+    from review.metric import find_rule_file, metric_of
 
     try:
-        path = find_data_file(rules_path, prefer=metric_of(settings).folder) if rules_path else \
-            data_path(settings, settings.label.rules, "rules")
+        if rules_path:
+            path = find_rule_file(rules_path, settings)
+        elif settings.label.rules:
+            path = find_rule_file(settings.label.rules, settings, base=settings.config_dir)
+        else:
+            metric = metric_of(settings)
+            path = metric.check_rules if default == "check_rules" else metric.files[default]
     except InputFileError as exc:
-        raise RuleFileError("rule file not found", item=exc.item, hint=exc.hint) from None
+        raise RuleFileError("rule file not found", item=str(rules_path or settings.label.rules),
+                            hint=exc.hint) from None
     return load_ruleset(path, tuple(options) or tuple(settings.label.options))
 
 
@@ -162,10 +171,10 @@ def run_label(db: Database, settings: Settings, *, rules_path: str | Path | None
                     scan = engine.scan(text)
                     labeled.append((paper_id, label_scan(scan, ruleset), text, scan.timed_out))
                     if scan.timed_out:
-                        _note_timeout(result, paper_id, scan.timed_out, settings.label.regex_timeout, run)
+                        _note_timeout(result, paper_name_of(db, paper_id), scan.timed_out, settings.label.regex_timeout, run)
                 except Exception as exc:  # one bad text must not stop the run
                     result.failed += 1
-                    log.error("label: paper %s failed: %s: %s", paper_id, type(exc).__name__, exc)
+                    log.error("label: %s failed: %s: %s", paper_name_of(db, paper_id), type(exc).__name__, exc)
                     if run is not None:
                         run.count("failed")
             with db.session() as s:
@@ -186,14 +195,14 @@ def run_label(db: Database, settings: Settings, *, rules_path: str | Path | None
     return result
 
 
-def _note_timeout(result: LabelResult, paper_id: int, rules: list[str], seconds: float,
+def _note_timeout(result: LabelResult, paper: str, rules: list[str], seconds: float,
                   run: RunRecorder | None) -> None:
     """A rule that ran past its time on a paper: counted, logged, and stored with the paper's labels."""
     result.timed_out_papers += 1
     for rid in rules:
         result.timed_out[rid] = result.timed_out.get(rid, 0) + 1
-    log.warning("label: paper %s: %s ran past label.regex_timeout (%g s of CPU) and %s left out for this paper",
-                paper_id, ", ".join(f"'{r}'" for r in rules), seconds, "was" if len(rules) == 1 else "were")
+    log.warning("label: %s: %s ran past label.regex_timeout (%g s of CPU) and %s left out for this paper",
+                paper, ", ".join(f"'{r}'" for r in rules), seconds, "was" if len(rules) == 1 else "were")
     if run is not None:
         run.count("timed_out")
 
