@@ -123,19 +123,36 @@ class Repo:
         return rel in self.vendored_files or any(rel.startswith(d + "/") for d in self.vendored_dirs)
 
     def _vendored_dirs(self) -> set[str]:
-        """Folders named after a catalogued package's module, or matching its vendored paths:
-        copies of that package, whose own scripts are not the repository's entry points."""
+        """Folders named after a catalogued package's module, or after a framework or
+        third-party folder the catalog lists (`[roles] vendored_trees`: a copy of
+        transformers, fairseq, OpenNMT-py, Texar, `third_party`): copies of someone else's
+        code, whose own scripts, READMEs and `__main__` blocks are not the repository's
+        entry points. The repository's own code calling into them is still followed."""
         tops = {m.split(".")[0].lower() for p in self.catalog.packages for m in p.imports}
+        trees = self.catalog.roles.vendored_trees
         out = set()
         for d in self.dirs:
-            if d.rsplit("/", 1)[-1].lower() in tops:
+            name = d.rsplit("/", 1)[-1].lower()
+            if name in tops or trees.match(name):
                 out.add(d)
         return out
+
+    def is_unit_test(self, rel: str) -> bool:
+        """A `test_*.py` / `*_test.py` file importing a unit-test framework: it checks the
+        code, it does not produce the reported scores, so it is no entry point."""
+        stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+        if not (stem.startswith("test_") or stem.endswith("_test") or stem == "tests"):
+            return False
+        info = self.module(rel)
+        return bool(info) and any(self.catalog.roles.unit_test_imports.match(b.dotted.split(".")[0].lower())
+                                  for b in info.bindings if b.level == 0 and b.dotted)  # type: ignore[union-attr]
 
     # ------------------------------------------------------------------ commands and scripts
 
     def _read_commands(self, texts: list[TextFile]) -> None:
         for t in texts:
+            if self.is_vendored(t.rel):
+                continue  # a copied framework's README and scripts document the framework, not this repository
             if t.kind == "readme":
                 cmds = readme_commands(t.rel, t.content, self.headings_of(t.rel)) if _names_scripts(t.content) else []
             elif t.kind == "shell" and _names_scripts(t.content):
@@ -302,6 +319,8 @@ class Repo:
         f = self.files.get(rel)
         if f is None or self.is_vendored(rel):
             return False
+        if f.kind == "python" and self.is_unit_test(rel):
+            return False
         if f.kind in ("shell", "notebook"):
             return True
         if f.kind != "python":
@@ -311,7 +330,8 @@ class Repo:
 
     def is_entry_file(self, rel: str) -> bool:
         stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-        return not self.is_vendored(rel) and self.catalog.roles.entry_files.any(words(stem))
+        return (not self.is_vendored(rel) and self.catalog.roles.entry_files.any(words(stem))
+                and not self.is_unit_test(rel))
 
     # ------------------------------------------------------------------ callers
 
