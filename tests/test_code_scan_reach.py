@@ -173,3 +173,22 @@ def test_a_declared_package_never_called_is_present_and_a_git_url_wrapper_is_use
     assert report.packages_used == [PERL, "KZ/rougepapier"]
     assert "BZ/pyrouge" in report.packages_present and roles(report, "BZ/pyrouge") == {"declared"}
     assert report.eval_reproducible is True
+
+
+def test_a_script_our_code_names_but_lacks_is_not_a_copied_frameworks_file(tmp_path):
+    """Multi-News: Hi_MAP's help text names tools/test_rouge.py, which only the OpenNMT-py copy beside it has."""
+    test_rouge = main_script("import pyrouge", "r = pyrouge.Rouge155()", "print(r.convert_and_evaluate())")
+    translate = main_script("import argparse", "p = argparse.ArgumentParser()",
+                            "p.add_argument('-report_rouge', help='call tools/test_rouge.py on command line')")
+    repo = make_repo(tmp_path / "r", {
+        "code/Hi_MAP/translate.py": translate,
+        "code/OpenNMT-py-baselines/tools/test_rouge.py": test_rouge,
+        "code/OpenNMT-py-baselines/requirements.opt.txt": "pyrouge\n",
+    })
+    report = scan(repo)
+    assert report.packages_used == [] and report.packages_present == [PERL, "BZ/pyrouge"]
+    assert report.eval_reproducible is False
+    # the same script inside our own tree is followed: the string names it
+    repo2 = make_repo(tmp_path / "s", {"code/Hi_MAP/translate.py": translate,
+                                       "code/Hi_MAP/tools/test_rouge.py": test_rouge})
+    assert "BZ/pyrouge" in scan(repo2).packages_used

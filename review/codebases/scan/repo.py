@@ -200,7 +200,7 @@ class Repo:
                 continue
             info = self.module(f)
             for scope, line, value in info.strings if info else ():
-                if name in value and any(rel in self.resolve_script(f, t) for t in scripts_in(value)):
+                if name in value and any(rel in self.resolve_script(f, t, into_copies=False) for t in scripts_in(value)):
                     yield Caller((f, scope), line, "script")
 
     def unresolved_strings(self, rel: str, scope: str) -> list[tuple[int, str]]:
@@ -209,7 +209,7 @@ class Repo:
         return [(line, t) for s, line, value in (info.strings if info else ()) if s == scope
                 for t in scripts_in(value) if not self.resolve_script(rel, t)]
 
-    def resolve_script(self, from_rel: str, token: str) -> list[str]:
+    def resolve_script(self, from_rel: str, token: str, into_copies: bool = True) -> list[str]:
         """The files a script path written in `from_rel` may mean: relative to it, to the
         root, else every file the path is a suffix of (variables like `$ROOT/` dropped)."""
         clean = re.sub(r"\$\{?\w+\}?/?|~/", "", token).lstrip("./") if token else ""
@@ -222,7 +222,16 @@ class Repo:
             if cand in self.paths:
                 return [cand]
         name = clean.rsplit("/", 1)[-1]
-        return [p for p in self.by_basename.get(name, []) if p == clean or p.endswith("/" + clean)]
+        found = [p for p in self.by_basename.get(name, []) if p == clean or p.endswith("/" + clean)]
+        own = [p for p in found if not self.is_vendored(p)]
+        if into_copies:  # a command: our own file of that name if there is one, else a copy's
+            return own or found
+        # a path a string of our code names but our tree lacks is not the copy a vendored
+        # framework carries (Hi_MAP's help text naming tools/test_rouge.py is not OpenNMT-py's)
+        return [p for p in found if not self.is_vendored(p) or self._same_tree(p, from_rel)]
+
+    def _same_tree(self, rel: str, other: str) -> bool:
+        return any(rel.startswith(d + "/") and other.startswith(d + "/") for d in self.vendored_dirs)
 
     def _first(self, candidates: Iterable[str], from_rel: str) -> str | None:
         base = from_rel.rsplit("/", 1)[0] if "/" in from_rel else ""
