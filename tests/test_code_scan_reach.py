@@ -192,3 +192,4 @@ def test_a_script_our_code_names_but_lacks_is_not_a_copied_frameworks_file(tmp_p
     repo2 = make_repo(tmp_path / "s", {"code/Hi_MAP/translate.py": translate,
                                        "code/Hi_MAP/tools/test_rouge.py": test_rouge})
     assert "BZ/pyrouge" in scan(repo2).packages_used
+

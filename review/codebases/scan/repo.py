@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from review.codebases.catalog import Catalog
-from review.codebases.scan.commands import (Command, notebook_commands, readme_commands, readme_headings,
+from review.codebases.scan.commands import (Command, console_scripts, notebook_commands, readme_commands, readme_headings,
                                             scripts_in, shell_commands)
 from review.codebases.scan.files import TextFile
 from review.codebases.scan.python import Binding, ModuleInfo, notebook_cells, parse_module, parse_notebook
@@ -43,6 +43,9 @@ class Caller:
     node: Node
     line: int | None
     how: str  # import | call | command | script | entry | class | dispatch
+
+
+PACKAGING_FILES = frozenset({"setup.py", "setup.cfg", "pyproject.toml"})  # where console scripts are declared
 
 
 def _names_scripts(text: str) -> bool:
@@ -150,13 +153,23 @@ class Repo:
     # ------------------------------------------------------------------ commands and scripts
 
     def _read_commands(self, texts: list[TextFile]) -> None:
+        consoles: dict[str, str] = {}
+        self._console_bases: dict[str, str] = {}  # module -> the folder of the packaging file declaring it
+        for t in texts:
+            if t.rel.rsplit("/", 1)[-1] in PACKAGING_FILES and not self.is_vendored(t.rel):
+                found = console_scripts(t.content)
+                consoles.update(found)
+                for module in found.values():
+                    self._console_bases.setdefault(module, t.rel.rsplit("/", 1)[0] if "/" in t.rel else "")
+        self.console_scripts = consoles
         for t in texts:
             if self.is_vendored(t.rel):
                 continue  # a copied framework's README and scripts document the framework, not this repository
+            runs = _names_scripts(t.content) or any(name in t.content for name in consoles)
             if t.kind == "readme":
-                cmds = readme_commands(t.rel, t.content, self.headings_of(t.rel)) if _names_scripts(t.content) else []
-            elif t.kind == "shell" and _names_scripts(t.content):
-                cmds = shell_commands(t.rel, t.content)
+                cmds = readme_commands(t.rel, t.content, self.headings_of(t.rel), consoles) if runs else []
+            elif t.kind == "shell" and runs:
+                cmds = shell_commands(t.rel, t.content, consoles)
             elif t.kind == "notebook" and ("!" in t.content or "%%" in t.content):
                 cmds = notebook_commands(t.rel, t.content)
             else:
@@ -169,6 +182,10 @@ class Repo:
                     self._add_script_ref(caller, c.line, token, c.file)
                 for module in c.modules:
                     target = self.resolve_module(c.file, module, 0, from_command=True)
+                    if target is None and module in self._console_bases:  # an installed console script
+                        base = self._console_bases[module]
+                        target = self.resolve_module(f"{base}/setup.py" if base else "setup.py", module, 0,
+                                                     from_command=True)
                     if target is not None:
                         self._script_refs.setdefault(target, []).append(Caller(caller, c.line, "command"))
             if t.kind == "code":
