@@ -14,8 +14,11 @@ Held out: rules tuned while looking at a repository's disagreements are not evid
 the scan does on repositories nobody has seen. `--split both` scores a "dev" part and a
 "holdout" part separately: the holdout is a third of the gold repositories drawn with
 `random.Random(seed).sample` over the sorted repository names (seed 12, chosen before any
-disagreement was read), the dev part is the rest. Develop with `--split dev
---disagreements`; read the holdout's figures, never its disagreements.
+disagreement was read), the dev part is the rest. A gold file whose lines say
+`"split": "holdout"` (gold/code/dev.jsonl since issue 32: 18 repositories of batch 2, drawn
+before tuning) is split by those marks instead, exactly as `review evaluate code` splits it.
+Develop with `--split dev --disagreements`; read the holdout's figures, never its
+disagreements.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from review.codebases.catalog import load_catalog  # noqa: E402
-from review.evaluate.code import CodeEvaluation, evaluate, locate_checkouts, scanner, score, vocabulary  # noqa: E402
+from review.evaluate.code import (HOLDOUT, CodeEvaluation, evaluate, locate_checkouts, part_of,  # noqa: E402
+                                  scanner, score, vocabulary)
 from review.evaluate.code_gold import CodeGoldFile, read_code_gold  # noqa: E402
 from review.settings import load_settings  # noqa: E402
 
@@ -51,7 +55,8 @@ def holdout(repos: list[str], seed: int = HOLDOUT_SEED, share: float = HOLDOUT_S
 def split(gold: CodeGoldFile, part: str, seed: int) -> CodeGoldFile:
     if part == "all":
         return gold
-    held = holdout([r.repo for r in gold.repos], seed)
+    marked = {r.repo for r in gold.repos if part_of(r) == HOLDOUT}
+    held = marked or holdout([r.repo for r in gold.repos], seed)
     keep = tuple(r for r in gold.repos if (r.repo in held) == (part == "holdout"))
     return replace(gold, repos=keep)
 
@@ -91,7 +96,9 @@ def main(argv: list[str] | None = None) -> int:
             cpu[part] = time.process_time() - c0
         results[part] = result
         if not args.json:
-            print(f"== {part}" + (f" (seed {args.holdout_seed})" if part != "all" else ""))
+            marked = any(part_of(r) == HOLDOUT for r in gold.repos)
+            how = " (split marks of the gold file)" if marked else f" (seed {args.holdout_seed})"
+            print(f"== {part}" + (how if part != "all" else ""))
             report(result, cpu[part])
             if args.disagreements and part != "holdout":
                 print_disagreements(result)

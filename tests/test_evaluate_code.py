@@ -136,6 +136,29 @@ def test_scores_are_micro_averaged_sets_and_c2_counts_unknown_apart(tmp_path):
         "reason": "no verdict"}
 
 
+def test_holdout_lines_are_scored_apart_from_dev(tmp_path):
+    gold = read_code_gold(gold_file(
+        tmp_path,
+        entry("a/one", C1, ["BZ/pyrouge"], [], True),  # no split key: dev
+        entry("b/two", C2, ["GL/rougescore"], [], True, split="dev"),
+        entry("c/three", C3, ["PT/rouge"], [], False, split=" Holdout ")), VOCAB)
+    proposals = {
+        "a/one": Proposal(frozenset({"BZ/pyrouge"}), frozenset(), True, ""),
+        "b/two": Proposal(frozenset({"GL/rougescore"}), frozenset(), False, ""),
+        "c/three": Proposal(frozenset({"MS/rouge"}), frozenset(), False, ""),
+    }
+    result = score(gold, proposals)
+    dev, hold = result.parts["dev"], result.parts["holdout"]
+    assert result.has_holdout and (dev.repositories, hold.repositories) == (2, 1)
+    assert (dev.sets["packages_used"].exact, dev.sets["packages_used"].items) == (2, 2)
+    assert (hold.sets["packages_used"].exact, hold.sets["packages_used"].items) == (0, 1)
+    assert (dev.verdict.agreed, dev.verdict.items, hold.verdict.agreed) == (1, 2, 1)
+    assert result.sets["packages_used"].exact == 2 and result.verdict.agreed == 2  # overall keeps both parts
+    assert {(d.repo, d.part) for d in result.disagreements} == {("b/two", "dev"), ("c/three", "holdout")}
+    parts = result.as_dict()["parts"]
+    assert parts["holdout"]["packages_used"]["exact"] == 0 and parts["dev"]["repositories"] == 2
+
+
 def test_an_unanswered_question_is_not_scored(tmp_path):
     gold = read_code_gold(gold_file(tmp_path, entry("a/one", C1, used=["MS/rouge"])), VOCAB)
     result = score(gold, {"a/one": Proposal(frozenset({"MS/rouge"}), frozenset({"PT/rouge"}), None, "")})
@@ -265,6 +288,20 @@ def test_command_table_output_survives_brackets_in_repository_text(cli, tmp_path
     code, out, err = cli("evaluate", "code", "--gold", str(dev_gold(tmp_path, commits)), "--root", str(root))
     assert code == 0, err
     assert "packages_used" in out and "acme/leftover" in out and "disagreements" in out
+
+
+def test_command_prints_dev_and_holdout_side_by_side(cli, tmp_path, checkouts, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "300")
+    root, commits = checkouts
+    gold = dev_gold(tmp_path, commits, **{"acme/leftover": {"split": "holdout", "packages_used": []}})
+    code, out, err = cli("evaluate", "code", "--gold", str(gold), "--root", str(root))
+    assert code == 0, err
+    assert "dev and holdout" in out
+    row = next(line for line in out.splitlines() if "packages_used exact" in line)
+    assert "2/2 (1.000)" in row and "0/1 (0.000)" in row
+    assert "holdout: packages_used exact 0/1" in err and "dev: packages_used exact 2/2" in err
+    code, out, err = cli("evaluate", "code", "--gold", str(dev_gold(tmp_path, commits)), "--root", str(root))
+    assert code == 0 and "dev and holdout" not in out and "holdout:" not in err  # no holdout lines, no split table
 
 
 def test_min_thresholds_fail_the_command_with_exit_1(cli, tmp_path, checkouts):

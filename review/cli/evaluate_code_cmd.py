@@ -29,7 +29,8 @@ def code(
     Prints precision, recall and F1 per label for packages_used and packages_present, the
     share of repositories whose packages_used is exactly right, C2 agreement and binary
     scores (unknown is an outcome of its own), and every disagreement with the scan's
-    evidence. Exits 1 when a --min threshold is not met, 8 when the gold file or a checkout
+    evidence. Gold lines with "split": "holdout" are scored apart too: dev and holdout
+    figures are printed side by side. Exits 1 when a --min threshold is not met, 8 when the gold file or a checkout
     is bad (the line is named). Reads the checkouts only; writes nothing.
 
     Example:
@@ -51,7 +52,7 @@ def code(
     used, c2 = result.sets["packages_used"], result.verdict
     summary(f"{result.repositories} repositories scanned in {result.seconds:.1f} s ({len(result.failed)} failed); "
             f"packages_used exact {used.exact}/{used.items}; C2 agreement {c2.agreed}/{c2.items} "
-            f"({c2.unknown} unknown); {len(result.disagreements)} disagreements")
+            f"({c2.unknown} unknown); {len(result.disagreements)} disagreements" + _parts_summary(result))
     failures = check_thresholds(result.metrics(), thresholds)
     exit_below(failures)
 
@@ -67,6 +68,9 @@ def _print(result: Any) -> None:
                  _f(counts.precision), _f(counts.recall), _f(counts.f1)))
     print_table(f"{result.gold}: scores", ["question", "repositories", "exact", "share", "precision", "recall", "F1"],
                 rows)
+    if result.has_holdout:
+        print_table("dev and holdout (gold lines with \"split\": \"holdout\"; never tuned on)",
+                    ["score", "dev", "holdout"], _part_rows(result))
     table = c2.as_dict()["table"]
     print_table("eval_reproducible: expected x proposed", ["expected", "true", "false", "unknown"],
                 [(k, v["true"], v["false"], v["unknown"]) for k, v in table.items()])
@@ -80,11 +84,38 @@ def _print(result: Any) -> None:
         label_rows.append(row)
     print_table("per label (tp/fp/fn)", ["label", "used tp/fp/fn", "used P", "used R",
                                          "present tp/fp/fn", "present P", "present R"], label_rows)
-    print_table("disagreements", ["repo", "question", "expected", "proposed", "evidence"],
-                [(d.repo, d.question, _v(d.expected), _v(d.proposed), _evidence(d.evidence))
+    print_table("disagreements", ["repo", "part", "question", "expected", "proposed", "evidence"],
+                [(d.repo, d.part, d.question, _v(d.expected), _v(d.proposed), _evidence(d.evidence))
                  for d in result.disagreements])  # print_table shows repository text as text
     for r in result.failed:
         err_console().print(f"scan failed: {r.repo}: {r.failed}", markup=False)
+
+
+def _part_rows(result: Any) -> list[tuple[str, str, str]]:
+    """One row per score, dev beside holdout: the holdout figure is the one that predicts unseen repositories."""
+    dev, hold = result.parts["dev"], result.parts["holdout"]
+
+    def both(get: Any) -> tuple[str, str]:
+        return get(dev), get(hold)
+
+    rows = [("repositories", *both(lambda p: str(p.repositories)))]
+    for q in ("packages_used", "packages_present"):
+        rows.append((f"{q} exact", *both(lambda p: f"{p.sets[q].exact}/{p.sets[q].items} ({_f(p.sets[q].exact_share)})")))
+        rows.append((f"{q} precision", *both(lambda p: _f(p.sets[q].overall.precision))))
+        rows.append((f"{q} recall", *both(lambda p: _f(p.sets[q].overall.recall))))
+    rows.append(("C2 agreement", *both(lambda p: f"{p.verdict.agreed}/{p.verdict.items} ({_f(p.verdict.agreement)})")))
+    return rows
+
+
+def _parts_summary(result: Any) -> str:
+    if not result.has_holdout:
+        return ""
+    out = []
+    for name in ("dev", "holdout"):
+        p = result.parts[name]
+        u = p.sets["packages_used"]
+        out.append(f"{name}: packages_used exact {u.exact}/{u.items}, C2 {p.verdict.agreed}/{p.verdict.items}")
+    return " [" + "; ".join(out) + "]"
 
 
 def _f(value: float | None) -> str:

@@ -28,8 +28,9 @@ LABEL_KEYS = ("supersedes", "implies")
 PACKAGE_KEYS = frozenset({"label", "vendored_min", "case_sensitive", *LIST_KEYS})
 TOP_KEYS = frozenset({"schema", "name", "metric", "version", "prelim", "resolution", "links", "package",
                       "distributions", "roles", "custom"})
-ROLE_KEYS = ("evaluation_strong", "evaluation", "training_strong", "training", "entry_files", "requirement_headings")
-CUSTOM_KEYS = ("names", "body", "source_ext", "neutral_is_evaluation")
+ROLE_KEYS = ("evaluation_strong", "evaluation", "training_strong", "training", "entry_files", "requirement_headings",
+             "vendored_trees", "unit_test_imports", "phases")
+CUSTOM_KEYS = ("names", "body", "source_ext", "neutral_is_evaluation", "secondary_to_packages")
 SUPPORTED_SCHEMA = 2
 # literals too frequent in code to make a useful pre-filter when a rarer one is available
 COMMON_WORDS = frozenset({"import", "from", "load", "install", "pip", "pip3", "java", "self", "def", "class",
@@ -98,6 +99,9 @@ class Roles:
     training: Words
     entry_files: Words
     requirement_headings: Words
+    vendored_trees: Words  # folder names of copied frameworks / third-party code: not the repository's entry points
+    unit_test_imports: Words  # modules whose import makes a test_*.py file a unit test, not an evaluation script
+    phases: Words  # training_strong words that name a phase (validation), which a test caller overrides
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,7 @@ class Custom:
     body: list[re.Pattern[str]]
     source_ext: frozenset[str]
     neutral_is_evaluation: bool = False
+    secondary_to_packages: bool = False  # beside a package on the evaluation path, custom code is present
 
 
 @dataclass
@@ -352,12 +357,14 @@ def _custom(table: Any, path: str) -> Custom:
     unknown = set(table) - set(CUSTOM_KEYS)
     if unknown:
         raise RuleFileError(f"[custom]: unknown key '{sorted(unknown)[0]}'", item=path)
-    if not isinstance(table.get("neutral_is_evaluation", False), bool):
-        raise RuleFileError("[custom]: 'neutral_is_evaluation' must be true or false", item=path)
+    for flag in ("neutral_is_evaluation", "secondary_to_packages"):
+        if not isinstance(table.get(flag, False), bool):
+            raise RuleFileError(f"[custom]: '{flag}' must be true or false", item=path)
     return Custom(names=[_compile(x, re.I, "[custom]", "names", path) for x in _string_list(table, "names", "[custom]", path)],
                   body=[_compile(x, re.I, "[custom]", "body", path) for x in _string_list(table, "body", "[custom]", path)],
                   source_ext=frozenset(e.lower() for e in _string_list(table, "source_ext", "[custom]", path)),
-                  neutral_is_evaluation=bool(table.get("neutral_is_evaluation", False)))
+                  neutral_is_evaluation=bool(table.get("neutral_is_evaluation", False)),
+                  secondary_to_packages=bool(table.get("secondary_to_packages", False)))
 
 
 def _compile(pattern: str, flags: int, where: str, key: str, path: str) -> re.Pattern[str]:

@@ -12,6 +12,11 @@ the three answers of CODE_LABELS.md, and the answers are scored as GOLD.md asks:
   the table of expected x proposed outcomes, unknown counted as an outcome of its own;
 - every disagreement, with the repository, expected and proposed answers, the scan's
   evidence for the labels in question (or its C2 reasons) and the reviewer's note.
+
+A gold line whose extra key `split` is "holdout" belongs to the holdout, every other line to
+dev: the same scores are kept for each part as well as overall, because a scan tuned on the
+development lines reads better there than on repositories nobody tuned it on (issue 32), and
+only the holdout figure says how it will do on the next set.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ MANIFEST = ".gold-commits.json"
 """Written by gold/code/fetch.py next to the checkouts it makes: {"owner/name": commit}."""
 
 UNKNOWN = "unknown"
+SPLIT_KEY = "split"  # the extra gold key naming a line's part
+DEV, HOLDOUT = "dev", "holdout"
 MEASURES = ("precision", "recall", "f1", "exact", "agreement")
 EVIDENCE_PER_LABEL = 3
 
@@ -219,10 +226,11 @@ class Disagreement:
     extra: list[str] = field(default_factory=list)  # proposed, not expected
     evidence: list[dict[str, Any]] = field(default_factory=list)  # what the proposal rests on
     note: str | None = None  # the reviewer's note for the repository
+    part: str = DEV  # dev or holdout
 
     def as_dict(self) -> dict[str, Any]:
-        return {"repo": self.repo, "line": self.line, "question": self.question, "expected": self.expected,
-                "proposed": self.proposed, "missing": self.missing, "extra": self.extra,
+        return {"repo": self.repo, "line": self.line, "part": self.part, "question": self.question,
+                "expected": self.expected, "proposed": self.proposed, "missing": self.missing, "extra": self.extra,
                 "evidence": self.evidence, "note": self.note}
 
 
@@ -248,6 +256,26 @@ class RepoResult:
                 "seconds": round(self.seconds, 3), "failed": self.failed}
 
 
+def part_of(entry: GoldRepo) -> str:
+    """`holdout` when the gold line says `"split": "holdout"`, else `dev` (no split key is dev)."""
+    value = entry.extra.get(SPLIT_KEY)
+    return HOLDOUT if isinstance(value, str) and value.strip().lower() == HOLDOUT else DEV
+
+
+@dataclass
+class PartScore:
+    """The scores of one part of the gold file (dev or holdout), as the overall ones are kept."""
+
+    name: str
+    repositories: int = 0
+    sets: dict[str, SetScore] = field(default_factory=lambda: {q: SetScore(q) for q in SET_QUESTIONS})
+    verdict: VerdictScore = field(default_factory=VerdictScore)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"repositories": self.repositories, **{q: s.as_dict() for q, s in self.sets.items()},
+                "eval_reproducible": self.verdict.as_dict()}
+
+
 @dataclass
 class CodeEvaluation:
     """Every score GOLD.md lists for code, the disagreements behind them, and each repository's result."""
@@ -259,6 +287,7 @@ class CodeEvaluation:
     disagreements: list[Disagreement] = field(default_factory=list)
     signature: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    parts: dict[str, PartScore] = field(default_factory=lambda: {p: PartScore(p) for p in (DEV, HOLDOUT)})
 
     @property
     def repositories(self) -> int:
@@ -280,10 +309,15 @@ class CodeEvaluation:
         out["eval_reproducible.agreement"] = self.verdict.agreement
         return out
 
+    @property
+    def has_holdout(self) -> bool:
+        return self.parts[HOLDOUT].repositories > 0
+
     def as_dict(self) -> dict[str, Any]:
         return {"gold": self.gold, "repositories": self.repositories, "scan_failed": len(self.failed),
                 "seconds": round(self.seconds, 3), "signature": self.signature,
                 **{q: s.as_dict() for q, s in self.sets.items()}, "eval_reproducible": self.verdict.as_dict(),
+                "parts": {k: v.as_dict() for k, v in self.parts.items()},
                 "disagreements": [d.as_dict() for d in self.disagreements],
                 "results": [r.as_dict() for r in self.results]}
 
@@ -377,24 +411,29 @@ def score(gold: CodeGoldFile, proposals: Mapping[str, Proposal]) -> CodeEvaluati
 
 
 def _score(result: CodeEvaluation, entry: GoldRepo, proposal: Proposal) -> None:
+    part_name = part_of(entry)
+    part = result.parts[part_name]
+    part.repositories += 1
     for q in SET_QUESTIONS:
         if q not in entry.answers:
             continue
         expected, proposed = entry.answers[q], proposal.answer(q)
         result.sets[q].add(expected, proposed)
+        part.sets[q].add(expected, proposed)
         if expected != proposed:
             missing, extra = sorted(expected - proposed), sorted(proposed - expected)
             result.disagreements.append(Disagreement(
                 entry.repo, entry.line, q, sorted(expected), sorted(proposed), missing, extra,
-                _evidence_for(proposal, missing + extra), entry.note))
+                _evidence_for(proposal, missing + extra), entry.note, part_name))
     if "eval_reproducible" in entry.answers:
         expected_c2 = entry.answers["eval_reproducible"]
         result.verdict.add(expected_c2, proposal.eval_reproducible)
+        part.verdict.add(expected_c2, proposal.eval_reproducible)
         if proposal.eval_reproducible is not expected_c2:
             evidence = [{"reason": proposal.reason}] + [dict(r) for r in proposal.c2_evidence[:2 * EVIDENCE_PER_LABEL]]
             result.disagreements.append(Disagreement(
                 entry.repo, entry.line, "eval_reproducible", expected_c2, _outcome(proposal.eval_reproducible),
-                evidence=evidence, note=entry.note))
+                evidence=evidence, note=entry.note, part=part_name))
 
 
 def _evidence_for(proposal: Proposal, labels: Iterable[str]) -> list[dict[str, Any]]:

@@ -106,6 +106,10 @@ def _lists(rows: list[Evidence], catalog: Catalog, out: Classification) -> None:
             used.add(r.package)
         elif r.role in PRESENT_ROLES:
             present.add(r.package)
+    if catalog.custom.secondary_to_packages and CUSTOM in used and used - {CUSTOM}:
+        used.discard(CUSTOM)  # a package produces the scores; the hand-written one is a helper (oracle, reward, check)
+        present.add(CUSTOM)
+        _demote(rows, CUSTOM, "a package on the evaluation path produces the scores; this implementation is a helper")
     for source, target in ((used, used), (present, present)):
         for label in sorted(source):
             p = catalog.package(label)
@@ -119,6 +123,12 @@ def _lists(rows: list[Evidence], catalog: Catalog, out: Classification) -> None:
     key = lambda lab: (order.get(lab, len(order)), lab)  # noqa: E731  (custom and unknown labels last)
     out.used = sorted(used, key=key)
     out.present = sorted(present, key=key)
+
+
+def _demote(rows: list[Evidence], label: str, why: str) -> None:
+    for r in rows:
+        if r.package == label and r.role == EVALUATION:
+            r.role, r.reason = UNREACHED, f"{why}; {r.reason}" if r.reason else why
 
 
 def _implied_rows(rows: list[Evidence], out: Classification, listed: set[str]) -> None:

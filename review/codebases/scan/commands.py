@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Mapping
 
 from review.codebases.scan.python import notebook_cells
 from review.codebases.scan.words import is_comment, words
@@ -76,22 +77,24 @@ def readme_headings(content: str) -> list[str]:
     return out
 
 
-def readme_commands(rel: str, content: str, headings: list[str]) -> list[Command]:
-    """Every README line that names a script, with the heading it sits under."""
+def readme_commands(rel: str, content: str, headings: list[str],
+                    consoles: Mapping[str, str] | None = None) -> list[Command]:
+    """Every README line that names a script (or runs a console script of the repository),
+    with the heading it sits under."""
     out: list[Command] = []
     for i, line in enumerate(content.splitlines(), 1):
-        cmd = _command(rel, i, line, "readme", None, headings[i - 1] if i <= len(headings) else "")
+        cmd = _command(rel, i, line, "readme", None, headings[i - 1] if i <= len(headings) else "", consoles)
         if cmd is not None:
             out.append(cmd)
     return out
 
 
-def shell_commands(rel: str, content: str) -> list[Command]:
+def shell_commands(rel: str, content: str, consoles: Mapping[str, str] | None = None) -> list[Command]:
     out = []
     for i, line in enumerate(content.splitlines(), 1):
         if is_comment(line):
             continue
-        cmd = _command(rel, i, line, "shell", None, "")
+        cmd = _command(rel, i, line, "shell", None, "", consoles)
         if cmd is not None:
             out.append(cmd)
     return out
@@ -120,9 +123,23 @@ def notebook_commands(rel: str, content: str) -> list[Command]:
     return out
 
 
-def _command(rel: str, line_no: int, line: str, kind: str, cell: int | None, heading: str) -> Command | None:
+CONSOLE_SCRIPT = re.compile(r"""['"]?([A-Za-z][\w.-]*)['"]?\s*=\s*['"]?([A-Za-z_][\w.]*)\s*:\s*[A-Za-z_]\w*""")
+PROMPT = re.compile(r"^\s*(?:[$>]\s+)?([A-Za-z][\w.-]*)(?:\s|$)")
+
+
+def console_scripts(content: str) -> dict[str, str]:
+    """`name = package.module:function` entries of setup.py / setup.cfg / pyproject.toml:
+    the commands a `pip install` of the repository puts on PATH, and the module each runs."""
+    return {m.group(1): m.group(2) for m in CONSOLE_SCRIPT.finditer(content) if "." in m.group(2) or "_" in m.group(2)}
+
+
+def _command(rel: str, line_no: int, line: str, kind: str, cell: int | None, heading: str,
+             consoles: Mapping[str, str] | None = None) -> Command | None:
     scripts = scripts_in(line)
     modules = [m.group(1) for m in MODULE.finditer(line)]
+    first = PROMPT.match(line)
+    if consoles and first and first.group(1) in consoles:
+        modules.append(consoles[first.group(1)])  # `calc-scores --metrics rouge` runs summ_eval.calc_scores
     if not scripts and not modules:
         return None
     return Command(rel, line_no, line.strip(), kind, cell, heading, scripts, modules)

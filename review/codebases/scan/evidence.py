@@ -111,10 +111,11 @@ class Collector:
             commented = is_comment(line)
             body = uncomment(line) if commented else line
             found = []
+            labels: set[str] = set()  # `install_requires=['pyrouge', 'rouge_papier']`: every package on the line
             for rx, label in self.catalog.requirement_patterns:
-                if rx.search(body):
+                if label not in labels and rx.search(body):
+                    labels.add(label)
                     found.append(self._declared(label, t.rel, i, line, "requirements", commented, rx.pattern))
-                    break
             found += self._urls(t.rel, i, body, None, commented)
             self._supersede(found)
 

@@ -46,6 +46,12 @@ class _State:
     weak: str | None
     strong_word: str | None
     weak_word: str | None
+    since: int = 0  # nodes walked since the strong word was set (capped at 2)
+
+
+def _is_function(node: Node) -> bool:
+    qual = node[1]
+    return bool(qual) and qual != ENTRY and not qual.startswith(CMD) and not qual.startswith("<")
 
 
 class Walker:
@@ -68,15 +74,20 @@ class Walker:
 
     def _decide(self, state: _State, node: Node) -> _State:
         strong, weak, sw, ww = state.strong, state.weak, state.strong_word, state.weak_word
+        since = min(state.since + 1, 2) if strong else 0
         for group in self.repo.groups(node):
-            if strong is None:
+            if strong is None or (strong == TRAINING and sw is not None and self.roles.phases.match(sw)
+                                  and since == 1 and _is_function(node)):
+                # a phase (validation) run directly by a test function is the test: `test_step`
+                # returning `self.validation_step(...)`; a purpose word (reward, oracle) is never
+                # overridden, nor is a phase by a README heading, a command or a distant caller
                 role, word = self._role(group, self.roles.evaluation_strong, self.roles.training_strong)
-                if role:
-                    strong, sw = role, word
+                if role and (strong is None or role == EVALUATION):
+                    strong, sw, since = role, word, 0
             role, word = self._role(group, self.roles.evaluation, self.roles.training)
             if role:
                 weak, ww = role, word
-        return _State(strong, weak, sw, ww)
+        return _State(strong, weak, sw, ww, since)
 
     @staticmethod
     def _role(group: list[str], evaluation, training) -> tuple[str | None, str | None]:  # type: ignore[no-untyped-def]
@@ -129,7 +140,11 @@ class Walker:
         return 0 if (self.roles.evaluation_strong.any(words) or self.roles.evaluation.any(words)) else 1
 
     def _is_entry(self, node: Node) -> bool:
-        return node[1] == ENTRY or node[1].startswith(CMD)
+        """An entry point of this repository: a script that runs on its own, or a command its
+        READMEs and scripts show; never a command documented inside a copied framework."""
+        if node[1].startswith(CMD):
+            return not self.repo.is_vendored(node[0])
+        return node[1] == ENTRY
 
     @staticmethod
     def _path(parent: dict, key: tuple[Node, _State]) -> list[Node]:  # type: ignore[type-arg]

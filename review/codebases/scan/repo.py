@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from review.codebases.catalog import Catalog
-from review.codebases.scan.commands import (Command, notebook_commands, readme_commands, readme_headings,
+from review.codebases.scan.commands import (Command, console_scripts, notebook_commands, readme_commands, readme_headings,
                                             scripts_in, shell_commands)
 from review.codebases.scan.files import TextFile
 from review.codebases.scan.python import Binding, ModuleInfo, notebook_cells, parse_module, parse_notebook
@@ -43,6 +43,9 @@ class Caller:
     node: Node
     line: int | None
     how: str  # import | call | command | script | entry | class | dispatch
+
+
+PACKAGING_FILES = frozenset({"setup.py", "setup.cfg", "pyproject.toml"})  # where console scripts are declared
 
 
 def _names_scripts(text: str) -> bool:
@@ -123,23 +126,50 @@ class Repo:
         return rel in self.vendored_files or any(rel.startswith(d + "/") for d in self.vendored_dirs)
 
     def _vendored_dirs(self) -> set[str]:
-        """Folders named after a catalogued package's module, or matching its vendored paths:
-        copies of that package, whose own scripts are not the repository's entry points."""
+        """Folders named after a catalogued package's module, or after a framework or
+        third-party folder the catalog lists (`[roles] vendored_trees`: a copy of
+        transformers, fairseq, OpenNMT-py, Texar, `third_party`): copies of someone else's
+        code, whose own scripts, READMEs and `__main__` blocks are not the repository's
+        entry points. The repository's own code calling into them is still followed."""
         tops = {m.split(".")[0].lower() for p in self.catalog.packages for m in p.imports}
+        trees = self.catalog.roles.vendored_trees
         out = set()
         for d in self.dirs:
-            if d.rsplit("/", 1)[-1].lower() in tops:
+            name = d.rsplit("/", 1)[-1].lower()
+            if name in tops or trees.match(name):
                 out.add(d)
         return out
+
+    def is_unit_test(self, rel: str) -> bool:
+        """A `test_*.py` / `*_test.py` file importing a unit-test framework: it checks the
+        code, it does not produce the reported scores, so it is no entry point."""
+        stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+        if not (stem.startswith("test_") or stem.endswith("_test") or stem == "tests"):
+            return False
+        info = self.module(rel)
+        return bool(info) and any(self.catalog.roles.unit_test_imports.match(b.dotted.split(".")[0].lower())
+                                  for b in info.bindings if b.level == 0 and b.dotted)  # type: ignore[union-attr]
 
     # ------------------------------------------------------------------ commands and scripts
 
     def _read_commands(self, texts: list[TextFile]) -> None:
+        consoles: dict[str, str] = {}
+        self._console_bases: dict[str, str] = {}  # module -> the folder of the packaging file declaring it
         for t in texts:
+            if t.rel.rsplit("/", 1)[-1] in PACKAGING_FILES and not self.is_vendored(t.rel):
+                found = console_scripts(t.content)
+                consoles.update(found)
+                for module in found.values():
+                    self._console_bases.setdefault(module, t.rel.rsplit("/", 1)[0] if "/" in t.rel else "")
+        self.console_scripts = consoles
+        for t in texts:
+            if self.is_vendored(t.rel):
+                continue  # a copied framework's README and scripts document the framework, not this repository
+            runs = _names_scripts(t.content) or any(name in t.content for name in consoles)
             if t.kind == "readme":
-                cmds = readme_commands(t.rel, t.content, self.headings_of(t.rel)) if _names_scripts(t.content) else []
-            elif t.kind == "shell" and _names_scripts(t.content):
-                cmds = shell_commands(t.rel, t.content)
+                cmds = readme_commands(t.rel, t.content, self.headings_of(t.rel), consoles) if runs else []
+            elif t.kind == "shell" and runs:
+                cmds = shell_commands(t.rel, t.content, consoles)
             elif t.kind == "notebook" and ("!" in t.content or "%%" in t.content):
                 cmds = notebook_commands(t.rel, t.content)
             else:
@@ -152,6 +182,10 @@ class Repo:
                     self._add_script_ref(caller, c.line, token, c.file)
                 for module in c.modules:
                     target = self.resolve_module(c.file, module, 0, from_command=True)
+                    if target is None and module in self._console_bases:  # an installed console script
+                        base = self._console_bases[module]
+                        target = self.resolve_module(f"{base}/setup.py" if base else "setup.py", module, 0,
+                                                     from_command=True)
                     if target is not None:
                         self._script_refs.setdefault(target, []).append(Caller(caller, c.line, "command"))
             if t.kind == "code":
@@ -183,7 +217,7 @@ class Repo:
                 continue
             info = self.module(f)
             for scope, line, value in info.strings if info else ():
-                if name in value and any(rel in self.resolve_script(f, t) for t in scripts_in(value)):
+                if name in value and any(rel in self.resolve_script(f, t, into_copies=False) for t in scripts_in(value)):
                     yield Caller((f, scope), line, "script")
 
     def unresolved_strings(self, rel: str, scope: str) -> list[tuple[int, str]]:
@@ -192,7 +226,7 @@ class Repo:
         return [(line, t) for s, line, value in (info.strings if info else ()) if s == scope
                 for t in scripts_in(value) if not self.resolve_script(rel, t)]
 
-    def resolve_script(self, from_rel: str, token: str) -> list[str]:
+    def resolve_script(self, from_rel: str, token: str, into_copies: bool = True) -> list[str]:
         """The files a script path written in `from_rel` may mean: relative to it, to the
         root, else every file the path is a suffix of (variables like `$ROOT/` dropped)."""
         clean = re.sub(r"\$\{?\w+\}?/?|~/", "", token).lstrip("./") if token else ""
@@ -205,7 +239,16 @@ class Repo:
             if cand in self.paths:
                 return [cand]
         name = clean.rsplit("/", 1)[-1]
-        return [p for p in self.by_basename.get(name, []) if p == clean or p.endswith("/" + clean)]
+        found = [p for p in self.by_basename.get(name, []) if p == clean or p.endswith("/" + clean)]
+        own = [p for p in found if not self.is_vendored(p)]
+        if into_copies:  # a command: our own file of that name if there is one, else a copy's
+            return own or found
+        # a path a string of our code names but our tree lacks is not the copy a vendored
+        # framework carries (Hi_MAP's help text naming tools/test_rouge.py is not OpenNMT-py's)
+        return [p for p in found if not self.is_vendored(p) or self._same_tree(p, from_rel)]
+
+    def _same_tree(self, rel: str, other: str) -> bool:
+        return any(rel.startswith(d + "/") and other.startswith(d + "/") for d in self.vendored_dirs)
 
     def _first(self, candidates: Iterable[str], from_rel: str) -> str | None:
         base = from_rel.rsplit("/", 1)[0] if "/" in from_rel else ""
@@ -302,6 +345,8 @@ class Repo:
         f = self.files.get(rel)
         if f is None or self.is_vendored(rel):
             return False
+        if f.kind == "python" and self.is_unit_test(rel):
+            return False
         if f.kind in ("shell", "notebook"):
             return True
         if f.kind != "python":
@@ -311,7 +356,8 @@ class Repo:
 
     def is_entry_file(self, rel: str) -> bool:
         stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-        return not self.is_vendored(rel) and self.catalog.roles.entry_files.any(words(stem))
+        return (not self.is_vendored(rel) and self.catalog.roles.entry_files.any(words(stem))
+                and not self.is_unit_test(rel))
 
     # ------------------------------------------------------------------ callers
 
