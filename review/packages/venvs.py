@@ -90,7 +90,8 @@ def ensure(cache: Path, *, lock: str | None = None, spec: str | None = None, tim
 def _build(path: Path, pip_args: list[str], timeout: float) -> None:
     log.info("building venv %s (pip install %s)", path, " ".join(pip_args))
     shutil.rmtree(path, ignore_errors=True)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.mkdir(parents=True)
+    (path / STAMP).write_text("building\n")  # as .ci/run does: a half-built venv is never taken for a built one
     try:
         subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, capture_output=True, timeout=timeout)
         done = subprocess.run([str(path / "bin" / "pip"), "install", "-q", *pip_args],
