@@ -207,3 +207,10 @@ def test_cli_test_then_check(tmp_path, monkeypatch):
     assert labels["PT/rouge"]["catalog"] is True and labels["PT/rouge"]["agree"] is True
     bad = runner.invoke(app, ["packages", "test", "--specimen", str(tmp_path / "missing.jsonl")])
     assert bad.exit_code != 0
+
+
+def test_cells_a_package_does_not_compute_are_left_out(h):
+    ref = {"plain": [{s: {"p": 0.5, "r": 0.5, "f": 0.5} for s in h.scores}] * 2}
+    only_l = {"plain": [{"rougeL": {"f": 0.4}}, {"rougeL": {"f": 0.5}}]}
+    c = harness.compare(h, ref, only_l)
+    assert c.not_computed == 16 and c.outputs == 2 and c.differing == 1

@@ -202,8 +202,8 @@ def compare(h: Harness, ref: dict[str, list[Scores]], cand: dict[str, list[Score
             for m in MEASURES:
                 key = f"{variant}/{score}/{m}"
                 flags, diffs = [], []
-                computed = any(c is not None and m in c.get(score, {}) for c in got)
-                if got and not computed:
+                scored = [c for c in got if c is not None]
+                if scored and not any(m in c.get(score, {}) for c in scored):
                     out.not_computed += len(ref_pairs)
                     continue
                 for i, r in enumerate(ref_pairs):
