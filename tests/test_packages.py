@@ -89,6 +89,9 @@ def test_lead3_pair_from_a_paper_text():
     assert p.reference == ("We study things.", "They matter a lot.")
     assert p.hypothesis == ("First sentence here.", "Second one follows.", "Third is last.")
     assert specimen.lead3_pair("y", "no abstract heading anywhere") is None
+    flat = ("T. Abstract We study things. They matter a lot. 1 Introduction First one here. Second one. "
+            "Third one. Fourth one.")  # normalized text: the headings inline
+    assert specimen.lead3_pair("z", flat).hypothesis == ("First one here.", "Second one.", "Third one.")
 
 
 def test_compare_counts_cells_beyond_tolerance(h):

@@ -23,7 +23,9 @@ from review.errors import InputFileError
 _END = re.compile(r'(?<=[.!?])\s+(?=["“(\[]?[A-Z0-9])')
 _ABBREV = re.compile(r"\b(?:al|vs|cf|fig|figs|eq|eqs|sec|resp|tab|no|approx|e\.g|i\.e|etc)\.$", re.IGNORECASE)
 _ABSTRACT = re.compile(r"\babstract\b[\s.:—-]*", re.IGNORECASE)
-_INTRO = re.compile(r"(?:^|\n)\s*(?:1\.?|I\.)?\s*introduction\s*\n", re.IGNORECASE)
+# The body starts at its first heading, "1 Introduction" (on a line of its own or, in normalized
+# text, inline).
+_INTRO = re.compile(r"(?:(?:^|\s)(?:1\.?|I\.)\s*Introduction\b|\n\s*Introduction\s*\n)\s*")
 
 
 @dataclass(frozen=True)
