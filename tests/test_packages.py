@@ -217,3 +217,17 @@ def test_cells_a_package_does_not_compute_are_left_out(h):
     only_l = {"plain": [{"rougeL": {"f": 0.4}}, {"rougeL": {"f": 0.5}}]}
     c = harness.compare(h, ref, only_l)
     assert c.not_computed == 16 and c.outputs == 2 and c.differing == 1
+
+
+def test_bleu_from_data_reference_against_itself_and_nltk(tmp_path, pairs):
+    _venv("bleu-reference"), _venv("nltk")
+    bleu = load_metric("bleu")
+    hb = harness.load_harness(bleu.folder, bleu.id)
+    v = harness.reference_venv(hb, _cache())
+    first, again = harness.reference_variants(hb, v, pairs), harness.reference_variants(hb, v, pairs)
+    assert harness.compare(hb, first, again).differing == 0
+    assert first["plain"] != first["lowercase"]  # "The" / "the": the variant reaches SacreBLEU
+    out = run_test(hb, pairs, _cache(), tmp_path)
+    (row,) = out["rows"]
+    assert row["package"] == "nltk" and row["differing"] > 0  # no smoothing: short hypotheses score 0
+    assert "reference:SacreBLEU" in row["signature"] and "options:tokenize=13a" in row["signature"]

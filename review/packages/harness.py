@@ -53,6 +53,7 @@ class Harness:
     metric: str
     folder: Path
     scores: tuple[str, ...]
+    measures: tuple[str, ...]
     tolerance: float
     timeout: float
     reference: dict[str, Any]
@@ -83,7 +84,8 @@ def load_harness(folder: Path, metric: str) -> Harness:
             raise RuleFileError(f"candidate {i}: unknown keys {sorted(unknown)} or one of name, label, spec, adapter, "
                                 "dist missing", item=str(path))
         cands.append(Candidate(**c))
-    return Harness(metric, folder, tuple(data["scores"]), float(data["tolerance"]), float(data.get("timeout", 600)),
+    return Harness(metric, folder, tuple(data["scores"]), tuple(data.get("measures", MEASURES)),
+                   float(data["tolerance"]), float(data.get("timeout", 600)),
                    data["reference"], tuple(data.get("sensitivity", [])), tuple(cands))
 
 
@@ -93,19 +95,25 @@ def reference_venv(h: Harness, cache: Path) -> venvs.Venv:
     return venvs.ensure(cache, lock=h.reference["lock"])
 
 
-def run_reference(h: Harness, venv: venvs.Venv, pairs: Sequence[Pair], options: Sequence[str],
+def run_reference(h: Harness, venv: venvs.Venv, pairs: Sequence[Pair], options: Any,
                   splitting: str = "explicit") -> ref155.ReferenceRun:
+    """The reference on every pair: the Perl ROUGE-1.5.5 (options: its command-line flags), or a
+    reference that is a Python package (runner "adapter": options are its adapter's, e.g. SacreBLEU)."""
     if h.reference.get("runner") == "rouge155":
         return ref155.run(venv.path, pairs, options, splitting=splitting)
-    from review.packages import sacrebleu_ref  # the only other runner: a metric whose reference is Python
-
-    return sacrebleu_ref.run(venv, pairs, options)
+    sides = [Pair(p.id, tuple(ref155.split_for(p.reference, splitting)), tuple(ref155.split_for(p.hypothesis, splitting)))
+             for p in pairs]
+    scores, errors = adapter_run(venv.python, h.reference["adapter"], dict(options), sides, h.timeout)
+    if errors:
+        i, e = next(iter(errors.items()))
+        raise ref155.ReferenceFailed(f"the reference failed on {len(errors)} pair(s), first {pairs[i].id}: {e}")
+    return ref155.ReferenceRun(options, scores)  # type: ignore[arg-type]
 
 
 def reference_variants(h: Harness, venv: venvs.Venv, pairs: Sequence[Pair]) -> dict[str, list[Scores]]:
     """The reference's per-pair scores in every variant of the grid (plain, stemmed)."""
-    base = list(h.reference.get("options", []))
-    return {name: run_reference(h, venv, pairs, base + list(extra)).per_pair
+    base = h.reference.get("options", [])
+    return {name: run_reference(h, venv, pairs, {**base, **extra} if isinstance(extra, dict) else list(base) + list(extra)).per_pair
             for name, extra in h.reference["variants"].items()}
 
 
@@ -153,7 +161,7 @@ def run_candidate(h: Harness, c: Candidate, pairs: Sequence[Pair], cache: Path,
     run = PackageRun(c)
     try:
         venv = venvs.ensure(cache, lock=c.lock, spec=c.spec) if c.lock else venvs.ensure(cache, spec=c.spec)
-    except venvs.InstallFailed as exc:
+    except (venvs.InstallFailed, OSError) as exc:
         run.reason = f"install failed: {exc}"
         return run
     run.version, run.locked = venvs.installed_version(venv, c.dist), venv.locked
@@ -163,7 +171,7 @@ def run_candidate(h: Harness, c: Candidate, pairs: Sequence[Pair], cache: Path,
         ref155.ensure_wordnet_db(script)
         extra["rouge_dir"] = str(script.parent)
     for variant in h.reference["variants"]:
-        opts = {**c.options, **extra, "stem": variant != "plain" and c.stem, **(force or {})}
+        opts = {**c.options, **extra, "variant": variant, "stem": variant == "stem" and c.stem, **(force or {})}
         try:
             run.per_pair[variant], run.errors[variant] = adapter_run(venv.python, c.adapter, opts, pairs, h.timeout)
         except subprocess.TimeoutExpired:
@@ -199,7 +207,7 @@ def compare(h: Harness, ref: dict[str, list[Scores]], cand: dict[str, list[Score
     for variant, ref_pairs in ref.items():
         got = cand.get(variant, [])
         for score in h.scores:
-            for m in MEASURES:
+            for m in h.measures:
                 key = f"{variant}/{score}/{m}"
                 flags, diffs = [], []
                 scored = [c for c in got if c is not None]

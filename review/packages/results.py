@@ -28,8 +28,14 @@ def signature(h: Harness, ref_version: str, specimen: str, n: int, run: PackageR
         c = run.candidate
         fields.update(package=c.name, package_version=run.version, adapter=c.adapter, locked=run.locked)
     fields.update(reference=h.reference["label"], reference_version=ref_version, specimen=specimen[:12], pairs=n,
-                  options=" ".join(h.reference.get("options", [])), tolerance=h.tolerance)
+                  options=_options(h.reference.get("options", [])), tolerance=h.tolerance)
     return Signature(fields)
+
+
+def _options(options: Any) -> str:
+    if isinstance(options, dict):
+        return ",".join(f"{k}={v}" for k, v in sorted(options.items()))
+    return " ".join(options)
 
 
 def package_row(h: Harness, run: PackageRun, cmp: Comparison | None, sig: Signature) -> dict[str, Any]:

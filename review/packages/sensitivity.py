@@ -18,7 +18,7 @@ from review.packages.venvs import Venv
 @dataclass
 class Row:
     name: str
-    options: list[str]
+    options: list[str] | dict
     measure: str
     splitting: str
     means: dict[str, float]  # score -> mean, points
@@ -36,12 +36,12 @@ def run_sensitivity(h: Harness, venv: Venv, pairs: Sequence[Pair]) -> list[Row]:
     base_runs: dict[str, dict[str, float]] = {}
     for conf in h.sensitivity:
         splitting = conf.get("splitting", "explicit")
-        measure = conf.get("measure", "f")
+        measure = conf.get("measure", h.measures[-1])
         run = run_reference(h, venv, pairs, conf["options"], splitting=splitting)
         means = _means(run.per_pair, h.scores, measure)
         if not rows:
-            base_runs = {m: _means(run.per_pair, h.scores, m) for m in ("p", "r", "f")}
-        base = base_runs[conf.get("base_measure", "f")]
-        rows.append(Row(conf["name"], list(conf["options"]), measure, splitting, means,
+            base_runs = {m: _means(run.per_pair, h.scores, m) for m in h.measures}
+        base = base_runs[conf.get("base_measure", h.measures[-1])]
+        rows.append(Row(conf["name"], conf["options"], measure, splitting, means,
                         {s: means[s] - base[s] for s in h.scores}, conf.get("published")))
     return rows

@@ -65,7 +65,17 @@ def _slug(spec: str) -> str:
 
 
 def ensure(cache: Path, *, lock: str | None = None, spec: str | None = None, timeout: float = 900.0) -> Venv:
-    """The venv for a lock (preferred) or a bare pip spec, built once and reused after."""
+    """The venv for a lock (preferred) or a bare pip spec, built once and reused after; two
+    runs wanting the same venv build it once (the second waits on a lock file)."""
+    import fcntl
+
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / f".{lock or _slug(spec or '')}.building", "w") as guard:
+        fcntl.flock(guard, fcntl.LOCK_EX)
+        return _ensure(cache, lock, spec, timeout)
+
+
+def _ensure(cache: Path, lock: str | None, spec: str | None, timeout: float) -> Venv:
     if lock:
         ready = cached(cache, lock)
         if ready:
