@@ -167,6 +167,8 @@ def test_sensitivity_rows_and_their_signs(h, pairs, tmp_path):
     assert recall["measure"] == "r"
     for s in h.scores:
         assert recall["deltas"][s] == pytest.approx(recall["means"][s] - rows["baseline"]["means"][s])
+    r3 = out["rogue3"]["rouge1"]
+    assert r3["score"] == max(round(r["means"]["rouge1"], 2) for r in out["rows"]) >= r3["baseline"]
     saved = json.loads(Path(out["json"]).read_text())["sensitivity"]
     assert saved["signature"] == out["signature"] and "specimen:" in out["signature"]
     assert v.locked
