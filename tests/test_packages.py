@@ -112,6 +112,11 @@ def test_check_names_a_disagreement(tmp_path, h):
              "share_differing": 0.5, "reason": "", "signature": "s"},
             {"package": "x", "label": "PT/rouge", "version": "1", "reason": "install failed: no", "signature": "s"}]
     path, _ = results.write(tmp_path, "rouge", "test", rows, {})
+    results.write(tmp_path, "rouge", "test", [dict(rows[0], version="10.0")], {})  # no specimen: replaces
+    assert [r["version"] for r in json.loads(path.read_text())["test"]["rows"]] == ["10.0"]
+    results.write(tmp_path, "rouge", "test", rows[1:], {"specimen": "abc"})
+    results.write(tmp_path, "rouge", "test", rows[:1], {"specimen": "abc"})  # same specimen: merged per package
+    assert sorted(r["package"] for r in json.loads(path.read_text())["test"]["rows"]) == ["rouge", "rouge-score", "x"]
     got = {r["package"]: r for r in results.check(ROUGE.packages, path)}
     assert got["rouge-score"]["agree"] is False and got["rouge-score"]["catalog"] is True
     assert got["rouge"]["agree"] is True

@@ -55,10 +55,16 @@ def package_row(h: Harness, run: PackageRun, cmp: Comparison | None, sig: Signat
 
 
 def write(folder: Path, metric: str, kind: str, rows: list[dict[str, Any]], extra: dict[str, Any]) -> tuple[Path, Path]:
-    """`packages-<metric>.json` (merged per kind: test, sensitivity) and `packages-<metric>-<kind>.csv`."""
+    """`packages-<metric>.json` (one section per kind: test, sensitivity) and `packages-<metric>-<kind>.csv`;
+    test rows of the same specimen are merged per package, the newest winning."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / RESULTS.format(metric=metric)
     data = json.loads(path.read_text()) if path.is_file() else {}
+    old = data.get(kind) or {}
+    if extra.get("specimen") and old.get("specimen") == extra["specimen"]:
+        # Same specimen: packages measured earlier (another --package run) stay beside the new rows.
+        new = {r["package"] for r in rows}
+        rows = [r for r in old.get("rows", []) if r["package"] not in new] + rows
     data[kind] = {"measured_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "tool_version": __version__,
                   **extra, "rows": rows}
     path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
