@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from review.cli import app
 from review.errors import InputFileError
 from review.metric import load_metric
-from review.packages import harness, reference, results, specimen, venvs
+from review.packages import harness, results, specimen, venvs
 from review.packages.service import run_table1, run_test
 
 DATA = Path(__file__).parent / "data" / "packages"
@@ -138,8 +138,8 @@ def test_reference_against_itself_differs_on_no_output_and_reruns_identical(h, p
 def test_reference_scores_a_known_pair(h):
     v = _venv("rouge-reference")
     p = specimen.Pair("a", ("the cat sat on the mat .",), ("the cats were sitting on a mat .",))
-    plain = reference.run(v.path, [p], ["-n", "2"]).per_pair[0]
-    stem = reference.run(v.path, [p], ["-n", "2", "-m"]).per_pair[0]
+    plain = harness.run_reference(h, v, [p], ["-n", "2"]).per_pair[0]
+    stem = harness.run_reference(h, v, [p], ["-n", "2", "-m"]).per_pair[0]
     # unigrams: reference 6 tokens, hypothesis 7; "the, on, mat" match, and with stemming "cat(s)" too
     assert plain["rouge1"] == {"r": 0.5, "p": 0.42857, "f": 0.46154}
     assert stem["rouge1"] == {"r": 0.66667, "p": 0.57143, "f": 0.61539}
@@ -183,15 +183,20 @@ def test_sensitivity_rows_and_their_signs(h, pairs, tmp_path):
 
 def test_packages_test_reports_real_packages_and_broken_ones(h, pairs, tmp_path):
     _venv("rouge-reference"), _venv("rouge-score"), _venv("rouge")
+    adapters = tmp_path / "adapters.py"  # the shipped adapters and one that fails on every input
+    adapters.write_text(h.adapters.read_text() + '\n\ndef broken(opts):\n    def score(ref, hyp):\n'
+                        '        raise RuntimeError("broken on purpose")\n    return score\n')
     broken = dataclasses.replace(h.candidate("rouge"), name="broken", adapter="broken")
     crash = dataclasses.replace(h.candidate("rouge"), name="crash", adapter="rouge_score")  # module not installed there
     noinstall = harness.Candidate("noinstall", "PT/rouge", str(tmp_path / "no-such-package"), "pt_rouge", "x")
-    hh = dataclasses.replace(h, candidates=(h.candidate("rouge-score"), h.candidate("rouge"), broken, crash, noinstall))
+    hh = dataclasses.replace(h, candidates=(h.candidate("rouge-score"), h.candidate("rouge"), broken, crash, noinstall),
+                             adapters=adapters)
     out = run_test(hh, pairs, _cache(), tmp_path, ["rouge-score", "rouge", "broken", "crash", "noinstall"])
     rows = {r["package"]: r for r in out["rows"]}
     assert rows["rouge-score"]["version"] == "0.1.2" and rows["rouge"]["version"] == "1.0.1"
     assert rows["rouge"]["differing"] > 0  # PT/rouge tokenizes and counts otherwise
     assert rows["broken"]["inputs_failed"] == 2 * len(pairs) and rows["broken"]["share_differing"] == 1.0
+    assert "broken on purpose" in json.dumps(rows["broken"]["first_errors"])
     assert rows["crash"]["reason"].startswith("crashed:") and "rouge_score" in rows["crash"]["reason"]
     assert rows["noinstall"]["reason"].startswith("install failed")
     for r in rows.values():

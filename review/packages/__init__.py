@@ -4,6 +4,7 @@
 package on one specimen of (reference, hypothesis) pairs and counts where they disagree;
 `review packages sensitivity` runs the reference alone under the paper's configurations.
 What a package is (its pip spec, lock, adapter, options) is data in the metric folder
-(`patterns/<metric>/harness.toml`); each package runs in its own cached venv, the only
-code that touches its API is its adapter in `review/packages/adapters.py`.
+(`patterns/<metric>/harness.toml`); each package runs in its own cached venv, and the only
+code that touches its API is its adapter in the metric folder's `adapters.py`, run there by
+`adapter_main.py`. The reference is run the same way.
 """

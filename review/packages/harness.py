@@ -19,13 +19,12 @@ from typing import Any, Sequence
 
 from review.errors import RuleFileError
 from review.log import get_logger
-from review.packages import reference as ref155
 from review.packages import venvs
-from review.packages.specimen import Pair
+from review.packages.specimen import Pair, split_for
 
 log = get_logger("packages")
 
-ADAPTERS = Path(__file__).with_name("adapters.py")
+ADAPTER_MAIN = Path(__file__).with_name("adapter_main.py")
 MEASURES = ("p", "r", "f")
 Scores = dict[str, dict[str, float]]
 
@@ -41,7 +40,7 @@ class Candidate:
     stem: bool = True  # has a stemming option
     options: dict[str, Any] = field(default_factory=dict)
     ci: bool = False
-    wraps_reference: bool = False  # a wrapper: its adapter gets the reference's folder as option rouge_dir
+    wraps_reference: bool = False  # a wrapper: its adapter gets the reference's venv as option reference_venv
 
     def release(self, spec: str) -> Candidate:
         """The same package at another release (`--package NAME==VERSION`): no lock fits it."""
@@ -59,6 +58,8 @@ class Harness:
     reference: dict[str, Any]
     sensitivity: tuple[dict[str, Any], ...]
     candidates: tuple[Candidate, ...]
+    adapters: Path  # the metric folder's adapters file
+
 
     def candidate(self, name: str) -> Candidate:
         for c in self.candidates:
@@ -86,7 +87,8 @@ def load_harness(folder: Path, metric: str) -> Harness:
         cands.append(Candidate(**c))
     return Harness(metric, folder, tuple(data["scores"]), tuple(data.get("measures", MEASURES)),
                    float(data["tolerance"]), float(data.get("timeout", 600)),
-                   data["reference"], tuple(data.get("sensitivity", [])), tuple(cands))
+                   data["reference"], tuple(data.get("sensitivity", [])), tuple(cands),
+                   folder / data.get("adapters", "adapters.py"))
 
 
 # --- the reference
@@ -95,19 +97,33 @@ def reference_venv(h: Harness, cache: Path) -> venvs.Venv:
     return venvs.ensure(cache, lock=h.reference["lock"])
 
 
+class ReferenceFailed(Exception):
+    """The reference did not score every pair: nothing can be compared with it."""
+
+
+@dataclass
+class ReferenceRun:
+    options: Any
+    per_pair: list[Scores]
+
+
 def run_reference(h: Harness, venv: venvs.Venv, pairs: Sequence[Pair], options: Any,
-                  splitting: str = "explicit") -> ref155.ReferenceRun:
-    """The reference on every pair: the Perl ROUGE-1.5.5 (options: its command-line flags), or a
-    reference that is a Python package (runner "adapter": options are its adapter's, e.g. SacreBLEU)."""
-    if h.reference.get("runner") == "rouge155":
-        return ref155.run(venv.path, pairs, options, splitting=splitting)
-    sides = [Pair(p.id, tuple(ref155.split_for(p.reference, splitting)), tuple(ref155.split_for(p.hypothesis, splitting)))
+                  splitting: str = "explicit") -> ReferenceRun:
+    """The reference on every pair, through its adapter in its venv; `options` are its adapter's
+    (a table) or its command-line flags (a list, passed as `args`: ROUGE-1.5.5's)."""
+    sides = [Pair(p.id, tuple(split_for(p.reference, splitting)), tuple(split_for(p.hypothesis, splitting)))
              for p in pairs]
-    scores, errors = adapter_run(venv.python, h.reference["adapter"], dict(options), sides, h.timeout)
+    opts = dict(options) if isinstance(options, dict) else {"args": list(options)}
+    try:
+        scores, errors = adapter_run(venv.python, h.adapters, h.reference["adapter"], opts, sides, h.timeout)
+    except subprocess.TimeoutExpired as exc:
+        raise ReferenceFailed(f"{h.reference['label']} timed out after {h.timeout:.0f}s") from exc
+    except RuntimeError as exc:
+        raise ReferenceFailed(f"{h.reference['label']}: {exc}") from exc
     if errors:
         i, e = next(iter(errors.items()))
-        raise ref155.ReferenceFailed(f"the reference failed on {len(errors)} pair(s), first {pairs[i].id}: {e}")
-    return ref155.ReferenceRun(options, scores)  # type: ignore[arg-type]
+        raise ReferenceFailed(f"{h.reference['label']} failed on {len(errors)} pair(s), first {pairs[i].id}: {e}")
+    return ReferenceRun(options, scores)  # type: ignore[arg-type]
 
 
 def reference_variants(h: Harness, venv: venvs.Venv, pairs: Sequence[Pair]) -> dict[str, list[Scores]]:
@@ -131,12 +147,12 @@ class PackageRun:
     errors: dict[str, dict[int, str]] = field(default_factory=dict)  # variant -> pair index -> error
 
 
-def adapter_run(python: Path, adapter: str, options: dict[str, Any], pairs: Sequence[Pair],
+def adapter_run(python: Path, adapters: Path, adapter: str, options: dict[str, Any], pairs: Sequence[Pair],
                 timeout: float) -> tuple[list[Scores | None], dict[int, str]]:
     """Run one adapter over every pair in the package's venv (JSONL in, JSONL out)."""
     lines = "".join(json.dumps({"i": i, "reference": list(p.reference), "hypothesis": list(p.hypothesis)}) + "\n"
                     for i, p in enumerate(pairs))
-    done = subprocess.run([str(python), "-I", str(ADAPTERS), adapter, json.dumps(options)], input=lines,
+    done = subprocess.run([str(python), "-I", str(ADAPTER_MAIN), str(adapters), adapter, json.dumps(options)], input=lines,
                           capture_output=True, text=True, timeout=timeout)
     scores: list[Scores | None] = [None] * len(pairs)
     errors: dict[int, str] = {}
@@ -167,13 +183,12 @@ def run_candidate(h: Harness, c: Candidate, pairs: Sequence[Pair], cache: Path,
     run.version, run.locked = venvs.installed_version(venv, c.dist), venv.locked
     extra: dict[str, Any] = {}
     if c.wraps_reference:
-        script = ref155.find_script(reference_venv(h, cache).path)
-        ref155.ensure_wordnet_db(script)
-        extra["rouge_dir"] = str(script.parent)
+        extra["reference_venv"] = str(reference_venv(h, cache).path)
     for variant in h.reference["variants"]:
         opts = {**c.options, **extra, "variant": variant, "stem": variant == "stem" and c.stem, **(force or {})}
         try:
-            run.per_pair[variant], run.errors[variant] = adapter_run(venv.python, c.adapter, opts, pairs, h.timeout)
+            run.per_pair[variant], run.errors[variant] = adapter_run(venv.python, h.adapters, c.adapter, opts, pairs,
+                                                                     h.timeout)
         except subprocess.TimeoutExpired:
             run.reason = f"timed out after {h.timeout:.0f}s ({variant})"
             return run

