@@ -152,7 +152,7 @@ def adapter_run(python: Path, adapters: Path, adapter: str, options: dict[str, A
     """Run one adapter over every pair in the package's venv (JSONL in, JSONL out)."""
     lines = "".join(json.dumps({"i": i, "reference": list(p.reference), "hypothesis": list(p.hypothesis)}) + "\n"
                     for i, p in enumerate(pairs))
-    done = subprocess.run([str(python), "-I", str(ADAPTER_MAIN), str(adapters), adapter, json.dumps(options)], input=lines,
+    done = subprocess.run([str(python), "-I", "-B", str(ADAPTER_MAIN), str(adapters), adapter, json.dumps(options)], input=lines,
                           capture_output=True, text=True, timeout=timeout)
     scores: list[Scores | None] = [None] * len(pairs)
     errors: dict[int, str] = {}
