@@ -243,3 +243,21 @@ def test_bleu_from_data_reference_against_itself_and_nltk(tmp_path, pairs):
     (row,) = out["rows"]
     assert row["package"] == "nltk" and row["differing"] > 0  # no smoothing: short hypotheses score 0
     assert "reference:SacreBLEU" in row["signature"] and "options:tokenize=13a" in row["signature"]
+
+
+def test_default_specimen_from_the_database(db):
+    from review.db.models import Paper, PaperText
+
+    body = ("Abstract We study things. They matter a lot. 1 Introduction First one here. Second one. "
+            "Third one. Fourth one.")
+    with db.session() as s:
+        for ident, content, removed in (("p1", body, False), ("p2", "no headings at all", False), ("p3", body, True)):
+            paper = Paper(ident=ident, source="local", title=ident, removed=removed)
+            s.add(paper)
+            s.flush()
+            s.add(PaperText(paper_id=paper.id, source="pdf", content=content, outcome="ok"))
+        s.commit()
+    pairs = specimen.from_database(db)
+    assert [p.id for p in pairs] == ["p1"]  # no abstract: left out; removed papers: left out
+    assert pairs[0].hypothesis == ("First one here.", "Second one.", "Third one.")
+    assert specimen.from_database(db, text_source="acl-ocl") == []
