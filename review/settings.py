@@ -182,6 +182,13 @@ class ExportSettings(Section):
     time: str = Field("", description="time written in the manifest (empty = end of the newest data-changing run)")
 
 
+class PackagesSettings(Section):
+    """`review packages`: where the reference's and the candidates' venvs are kept."""
+
+    venv_dir: str = Field("", description="cached venvs of the metric reference and candidate packages (empty = ~/.cache/review-ci/packages, where .ci/run builds them)")
+    text_source: str = Field("pdf", description="which text of each paper the default specimen reads (abstract vs Lead-3 of the body)")
+
+
 class Settings(BaseSettings):
     """Everything configurable. `describe()` lists every key with its default."""
 
@@ -202,6 +209,7 @@ class Settings(BaseSettings):
     label_studio: LabelStudioSettings = Field(default_factory=LabelStudioSettings)
     compute: ComputeSettings = Field(default_factory=ComputeSettings)
     export: ExportSettings = Field(default_factory=ExportSettings)
+    packages: PackagesSettings = Field(default_factory=PackagesSettings)
 
     config_path: Path | None = Field(None, exclude=True, description="the config file read, if any")
 
