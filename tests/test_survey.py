@@ -23,17 +23,19 @@ pytestmark = pytest.mark.slow
 # figures (PNG/SVG) depend on the plotting library's version and are left out. A change
 # of labels or statistics that is meant must update these hashes in the same commit and
 # say why; the last such change: issue 31 added the provenance columns (dataset.csv: rule_set,
-# extractor, code_scan; statistics: provenance), every earlier column and value unchanged.
+# extractor, code_scan; statistics: provenance), every earlier column and value unchanged; the report's one
+# interval per count/denominator and citation share (comparison, statistics), tasks that link
+# the local PDFs and one finding per span (human/*.json), and the code scan's reachability rules.
 ROUGE_SAMPLE_EXPORTS = {
-    "comparison.csv": "31ba3a1ed609eb0df1e59a00db9473e5ba04f874ed88a392af0ca596e054788e",
-    "dataset.csv": "95aba5803ef72180c339a629f9a906ee4c5bf859c2551adce02e465ed112592d",
+    "comparison.csv": "2251ae189ec3a15216277c23b45476a482d824e609156ff728e5241fae532a8a",
+    "dataset.csv": "f4a717fdbfe95d865c5554f08b8438e1210ade6f92c6169687e9b320c794b482",
     "figure3.csv": "24e487d9f73e81eff825f4d5b285ef80f41e42c746878160a8ff1cd889b74bfd",
-    "human/code.json": "61c7d2f9c1f89947a65a696d11ee5c6a8f4b96b7ea45b2b79b6dda01cfe66d49",
-    "human/papers.json": "140378e52e00987fd886700106c8afab2b7effb407f0d34d51638d72d6aa1722",
+    "human/code.json": "33fb72f4bc9c323fcec7b464c0a1e4b687a897f5ec5afdf0bef3dc7ec6e65c79",
+    "human/papers.json": "d3f642e86f6d644ee9c6e4e285840c0631670e85ab7fe1b09ec4153bdf663d83",
     "packages.csv": "8c03cbc5c8f6ad6ececb5896c1d446a932ebd70250df9c1fe9a872d09fbf5bf0",
     "prisma.csv": "77541a49d4b14ea90c652f07b441fbf5a4f221fba70c093340c11423160a6f49",
-    "statistics.csv": "22fc123e23d6a371162527b27cfbec348c3c018c861fb9f2c5e00ddb618238bb",
-    "statistics.json": "2950521f6178e9143f1f698c6226070e41fac21d5edc21c77b0e1320a80ab434",
+    "statistics.csv": "29581fba5c7c70b346375daab01e9bab65b00803dd77e38be4ab7e985510e7e5",
+    "statistics.json": "5c52fba2e91add71d7e93a5b60f297feae996c869bd7e768e0d82ebf23ce75dc",
 }
 
 
