@@ -223,3 +223,18 @@ def test_unreachable_api_or_refused_token_is_a_service_error(cli, tmp_path, gh, 
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     code, _out, err = cli("--db", url, "code", "github")
     assert code == 7 and "unreachable" in err
+
+
+def test_a_malformed_repository_answer_is_that_codebases_error_and_the_rest_count(db, tmp_path, gh, local_server):
+    """Issue 34: a GitHub answer of the wrong shape is named and left out; the others still count."""
+    gh.repos["nlpyang/presumm"]["stargazers_count"] = "lots"  # text where GitHub sends a number
+    gh.repos["abisee/pointer-generator"]["license"] = "MIT"  # a string where GitHub sends an object
+    ids = _codebases(db)
+    client = GitHubClient(local_server.url, TOKEN, sleep=lambda s: None, retries=0, backoff=0)
+    result = run_github(db, _settings(tmp_path, local_server), client=client)
+    assert result.counts["error"] == 2 and result.counts["renamed"] == 1 and result.counts["deleted"] == 1
+    presumm, pg = _get(db, ids["PreSumm"]), _get(db, ids["pointer-generator"])
+    assert presumm.lookup_status == "error" and "stargazers_count" in presumm.lookup_detail
+    assert "nlpyang/PreSumm" in presumm.lookup_detail and presumm.stars is None
+    assert pg.lookup_status == "error" and "license" in pg.lookup_detail
+    assert _get(db, ids["MatchSum"]).lookup_status == "renamed" and _get(db, ids["MatchSum"]).stars is not None

@@ -27,6 +27,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Callable
 
 import requests
+from pydantic import BaseModel, ConfigDict, ValidationError
 from github import (Auth, BadCredentialsException, Github, GithubException, RateLimitExceededException,
                     UnknownObjectException)
 from sqlalchemy import or_, select, update
@@ -59,6 +60,27 @@ class RateLimitStop(Exception):
         super().__init__(f"GitHub {resource} rate limit asks for {wait:.0f} s")
         self.wait = wait
         self.resource = resource
+
+
+class RepoLicense(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    key: str | None = None
+    spdx_id: str | None = None
+
+
+class RepoAnswer(BaseModel):
+    """The fields of GitHub's repository answer that a look-up keeps, checked at the boundary:
+    a wrong shape (stars as text, a license that is not an object) makes that one codebase's
+    look-up an error naming the field, instead of a bad value in the database or a crash."""
+
+    model_config = ConfigDict(extra="allow")
+    full_name: str | None = None
+    default_branch: str | None = None
+    stargazers_count: int | None = None
+    license: RepoLicense | None = None
+    archived: bool | None = None
+    pushed_at: str | None = None  # read leniently (_parse_time): a bad date is no date, not an error
+    size: int | None = None
 
 
 @dataclass
@@ -171,16 +193,19 @@ class GitHubClient:
             if exc.status in (404, 410, 451):
                 return Lookup("deleted", f"{exc.status} {_message(exc)}")
             raise
-        raw = repo.raw_data
-        lic = raw.get("license") or {}
-        full = raw.get("full_name") or wanted
+        try:
+            raw = RepoAnswer.model_validate(repo.raw_data)
+        except ValidationError as exc:
+            problem = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'answer'}: {e['msg']}" for e in exc.errors()[:3])
+            return Lookup("error", f"malformed answer from GitHub for {wanted}: {problem}")
+        full = raw.full_name or wanted
         renamed = full.lower() != wanted.lower()
         return Lookup(
             status="renamed" if renamed else "exists",
             detail=f"moved from {wanted} to {full}" if renamed else None,
-            full_name=full, default_branch=raw.get("default_branch"), stars=raw.get("stargazers_count"),
-            license=(lic.get("spdx_id") or lic.get("key")) if isinstance(lic, dict) else None,
-            archived=bool(raw.get("archived")), pushed_at=_parse_time(raw.get("pushed_at")), size_kb=raw.get("size"))
+            full_name=full, default_branch=raw.default_branch, stars=raw.stargazers_count,
+            license=(raw.license.spdx_id or raw.license.key) if raw.license else None,
+            archived=bool(raw.archived), pushed_at=_parse_time(raw.pushed_at), size_kb=raw.size)
 
     def search(self, full_name: str, term: str) -> Search:
         results = self.gh.search_code(term, repo=full_name)
