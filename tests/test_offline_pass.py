@@ -164,19 +164,13 @@ def test_bad_spreadsheet_rows_are_named_and_nothing_is_imported(db, settings, tm
     rows[1]["ref"], rows[2]["ident"] = "paper:9999", "2099.elsewhere-1"
     rows.append(dict(rows[0]))
     rows.append({**rows[0], "ref": "row:1"})
-    with sheet.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, header)
-        writer.writeheader()
-        writer.writerows(rows)
+    _write_sheet(sheet, header, rows)
     with pytest.raises(InputFileError) as exc:
         import_annotations(db, settings, sheet)
     assert "row 5 (2020.test-0): a second answer by ada to paper:1 (the first is row 2)" in str(exc.value)
     assert "row 6 (2020.test-0): ref 'row:1' is not a task reference" in str(exc.value)
     rows = rows[:3]
-    with sheet.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, header)
-        writer.writeheader()
-        writer.writerows(rows)
+    _write_sheet(sheet, header, rows)
     with pytest.raises(InputFileError) as exc:
         import_annotations(db, settings, sheet)
     assert "row 3: paper:9999 is not in this database" in str(exc.value)
@@ -200,3 +194,10 @@ def test_the_documented_from_file_example_imports_as_documented(db, settings, tm
     stated = re.search(r"gives these decisions: (.*?)\.\n", section, re.S).group(1)
     expected = {(q, json.dumps(json.loads(a))) for q, a in re.findall(r"`(P\d|note) = (.+?)`", stated)}
     assert got == expected and result.tasks == 1
+
+
+def _write_sheet(sheet, header, rows):  # type: ignore[no-untyped-def]
+    with sheet.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, header)
+        writer.writeheader()
+        writer.writerows(rows)
