@@ -181,6 +181,11 @@ def test_cli_label_json_diff_list_and_bad_rules(cli, tmp_path: Path) -> None:  #
     assert [(r["name"], r["papers"]) for r in sets] == [("rouge", 5), ("rouge-precise", 5)]
     code, _, err = cli("label", "--diff", "--against", "zzzzzzzz", "--rules", str(pattern("rouge.toml")))
     assert code == 1 and "no stored rule set matches 'zzzzzzzz'" in err
+    code, out, _ = cli("label", "--list", "--json")  # the wrong --against was refused before any labelling
+    assert [(r["name"], r["papers"]) for r in json.loads(out)["rule_sets"]] == [("rouge", 5), ("rouge-precise", 5)]
+    code, out, err = cli("label", "--rules", "rouge-precise", "--diff", "--against", "rouge", "--json")
+    assert code == 0, err  # a rule file's name, as --rules takes it: its newest stored version
+    assert json.loads(out)["diff"]["against"] == first["sha256"]
     code, _, err = cli("label", "--dry-run", "--rules", str(pattern("bleu.toml")))
     assert code == 0 and "would label 5 papers with bleu" in err
     code, out, err = cli("label", "--drop", first["sha256"][:10], "--json")

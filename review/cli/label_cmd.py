@@ -21,7 +21,7 @@ def label(
     option: Optional[List[str]] = typer.Option(None, "--option", help="Switch on a named option of the rule file (repeatable)."),
     relabel: bool = typer.Option(False, "--relabel", help="Label every text again, not only new or re-extracted ones."),
     diff: bool = typer.Option(False, "--diff", help="After labeling, list the papers whose labels changed since the previous version of this rule file."),
-    against: Optional[str] = typer.Option(None, "--against", help="With --diff: compare with this stored rule set (sha256 prefix or id)."),
+    against: Optional[str] = typer.Option(None, "--against", help="With --diff: compare with this stored rule set (name, sha256 prefix or id)."),
     list_: bool = typer.Option(False, "--list", help="List the stored rule-set versions and exit."),
     drop: Optional[str] = typer.Option(None, "--drop", help="Delete a stored rule-set version (sha256 prefix or id) with its findings and labels, and exit."),
     limit: LimitOpt = None,
@@ -46,6 +46,7 @@ def label(
     """
     from review.rules.stage import (diff_labels, drop_rule_set, find_rule_set, list_rule_sets, previous_rule_set,
                                     resolve_rules, run_label)
+    from review.db.models import RuleSet as RuleSetRow
 
     app_ctx = context.get(ctx)
     app_ctx.use_metric(metric)
@@ -77,6 +78,10 @@ def label(
             print_json(result.as_dict())
         summary(result.summary())
         return
+    against_id = None
+    if diff and against:  # named before labelling: a wrong name must not leave new labels behind an error
+        with db.session() as s:
+            against_id = find_rule_set(s, against).id
     args = {"rules": str(ruleset.path), "options": list(ruleset.options), "relabel": relabel, "limit": limit,
             "diff": diff, "against": against}
     with record_run(db, "label", args) as run:
@@ -85,7 +90,7 @@ def label(
     changes = None
     if diff:
         with db.session() as s:
-            other = find_rule_set(s, against) if against else previous_rule_set(s, result.rule_set_id or 0)
+            other = s.get(RuleSetRow, against_id) if against_id else previous_rule_set(s, result.rule_set_id or 0)
             if other is None:
                 out["diff"] = {"against": None, "changed": []}
                 summary("no earlier version of this rule file has labels to compare with")

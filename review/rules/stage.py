@@ -293,17 +293,21 @@ class LabelChange:
 
 
 def find_rule_set(session: Session, ref: str) -> RuleSetRow:
-    """A stored rule set by sha256 prefix (at least 6 characters) or by id."""
+    """A stored rule set by sha256 prefix (at least 6 characters), by id, or by name (its newest version)."""
     rows: list[RuleSetRow] = []
     if ref.isdigit():
         row = session.get(RuleSetRow, int(ref))
         rows = [row] if row else []
     if not rows and len(ref) >= 6:
         rows = list(session.scalars(select(RuleSetRow).where(RuleSetRow.sha256.like(f"{ref.lower()}%"))))
+    if not rows:  # a rule file's name (as --rules takes it): its newest stored version
+        name = ref.removesuffix(".toml")
+        rows = list(session.scalars(select(RuleSetRow).where(RuleSetRow.name == name)
+                                    .order_by(RuleSetRow.id.desc()).limit(1)))
     if len(rows) != 1:
         reason = "no stored rule set" if not rows else f"{len(rows)} stored rule sets"
         raise ReviewError(f"{reason} matches '{ref}'", item="--against",
-                          hint="give a longer sha256 prefix; `review label --list` shows the stored ones")
+                          hint="give a name, a longer sha256 prefix or an id; `review label --list` shows the stored ones")
     return rows[0]
 
 
