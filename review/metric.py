@@ -68,6 +68,7 @@ DEFAULT_WORDING: dict[str, str] = {
     "P3": "P3 Which evaluation decisions are referenced?",
     "P4": "P4 Which {metric} software is cited?",
     "C0": "C0 Does the paper release this code (the paper's own codebase, reachable)?",
+    "C0_paper": "C0 Does the paper release code (a link in the paper, its landing page or Papers With Code)?",
     "C1": "C1 Which {metric} package does the code use?",
     "C2": ("C2 Does the evaluation code appear reproducible (package identifiable, imported and called; no missing "
            "modules, ambiguous functions, several packages, commented-out alternatives)?"),

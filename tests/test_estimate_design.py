@@ -52,7 +52,7 @@ def test_answering_every_paper_plan_asked_for_gives_the_estimate(cli, tmp_path: 
     assert row["method"] == "ppi" and row["n_human"] == "30" and row["estimate"] != ""
     assert "needed" not in row["estimate_note"]
 
-    # item 3: nobody was asked C0 (the paper form has none, the papers have no codebase)
+    # item 3: nobody answered C0 (the answers file leaves the form's C0 open, the papers have no codebase)
     release = _stats(tmp_path / "out")["release_code"]
     assert release["method"] == "" and release["estimate"] == "" and release["estimate_low"] == ""
     outside = sum(not truth[p]["metric"] for p in asked)  # reviewers say these do not compute ROUGE: settled
@@ -67,6 +67,23 @@ def test_answering_every_paper_plan_asked_for_gives_the_estimate(cli, tmp_path: 
     assert f"P0 30, P1 {metric_answered}" in report and ", C0 0," in report
     human = _stats(tmp_path / "out")["human_reviewed"]
     assert human["count"] == "0"  # no paper's labels rest entirely on people: C0 is automated everywhere
+
+    # the paper form asks C0 too: once reviewers answer it, release_code is estimated from their answers
+    tasks = json.loads((tmp_path / "answers.json").read_text())
+    for task in tasks:
+        ann = task["annotations"][0]
+        p0 = next(r for r in ann["result"] if r["from_name"] == "P0")
+        if p0["value"]["choices"] == ["yes"]:
+            ann["result"].append({**p0, "id": f"{p0.get('id', 'r')}-c0", "from_name": "C0",
+                                  "value": {"choices": ["no"]}})
+        ann["updated_at"] = "2026-11-21T10:00:00Z"
+    (tmp_path / "answers.json").write_text(json.dumps(tasks))
+    for args in (("pull", "--from-file", "answers.json"), ("compute",), ("export", "--out", "out")):
+        code, _, err = cli(*args)
+        assert code == 0, err
+    release = _stats(tmp_path / "out")["release_code"]
+    assert release["method"] == "ppi" and release["n_human"] == "30" and release["estimate"] != ""
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["human_answers"]["C0"] == 30 - outside  # P0 = no hides C0
 
 
 def test_a_drawn_sample_is_queued_in_random_order_unless_asked(db, tmp_path: Path) -> None:
@@ -109,7 +126,7 @@ def test_one_minimum_for_plan_and_estimator() -> None:
     assert design.default_order("all") == "least-certain"
 
 
-def test_plan_says_up_front_when_a_target_rests_on_a_question_nobody_is_asked(cli, tmp_path: Path) -> None:
+def test_plan_has_no_unasked_question_to_warn_of_now_that_the_paper_form_asks_c0(cli, tmp_path: Path) -> None:
     database = Database(f"sqlite:///{tmp_path / 'db' / 'review.sqlite'}")
     migrate.upgrade(database)
     corpus(database, 75, seed=6)  # no paper has a linked codebase
@@ -117,6 +134,5 @@ def test_plan_says_up_front_when_a_target_rests_on_a_question_nobody_is_asked(cl
     code, out, err = cli("plan", "--target", "reproducible=0.1", "--target", "list_parameters=0.1", "--json")
     assert code == 0, err
     notes = {n["statistic"]: n["note"] for n in json.loads(out)["needs"]}
-    assert "rests on C0, which no review form asks for the 75 frame paper(s) without a linked codebase" in notes[
-        "reproducible"]
-    assert "C0" not in notes["list_parameters"]
+    # the paper form asks C0 of every paper that computes the metric, codebase or not: nothing to warn of
+    assert "C0" not in notes["reproducible"] and "C0" not in notes["list_parameters"]

@@ -165,7 +165,7 @@ def test_vote_values():
 
 def test_label_configs_hold_every_question():
     papers, code = label_config("papers"), label_config("code")
-    assert papers.scored == ["P0", "P1", "P2", "P3", "P4"] and "note" in papers.questions
+    assert papers.scored == ["P0", "P1", "P2", "P3", "P4", "C0"] and "note" in papers.questions
     assert code.scored == ["C0", "C1", "C2"] and "note" in code.questions
     assert not papers.questions["P0"].multiple and papers.questions["P4"].multiple
     assert {"ROUGE-1.5.5", "MS/rouge", "GL/rougescore", "unknown pyrouge", "NONE"} <= set(papers.questions["P4"].choices)
@@ -210,7 +210,7 @@ def test_hidden_questions_are_not_pre_filled(db):
         yes = build_task(s, by_ident["2020.test-0"], papers)["predictions"][0]["result"]
         no = build_task(s, by_ident["2020.test-1"], papers)["predictions"][0]["result"]
     assert [r["from_name"] for r in no] == ["P0"] and no[0]["value"] == {"choices": ["no"]}
-    assert [r["from_name"] for r in yes] == ["P0", "P1", "P2", "P3", "P4"]
+    assert [r["from_name"] for r in yes] == ["P0", "P1", "P2", "P3", "P4", "C0"]
     deleted, alive = seed_code(db)
     code = label_config("code")
     with db.session() as s:

@@ -141,7 +141,7 @@ def test_the_forms_are_the_metric_s_with_the_same_structure():
     bleu = parse_config(render("papers", load_metric("bleu")))
     meteor = parse_config(render("papers", load_metric(str(METEOR))))
     for form in (rouge, bleu, meteor):
-        assert list(form.questions) == ["P0", "P1", "P2", "P3", "P4", "note"]
+        assert list(form.questions) == ["P0", "P1", "P2", "P3", "P4", "C0", "note"]
         assert form.questions["P0"].choices == ("yes", "no", "can't tell")
         assert all(form.questions[q].shown_when == ("P0", ("yes",)) for q in ("P1", "P2", "P3", "P4"))
     assert bleu.questions["P3"].choices == ("NONE", "tokenization", "detokenized", "casing", "smoothing",

@@ -51,7 +51,7 @@ def test_offline_queue_writes_the_rendered_config_next_to_the_tasks(db, settings
     xml = config.read_text(encoding="utf-8")
     assert xml == label_config("papers", settings).xml
     questions = parse_config(xml).questions
-    assert set(questions) == {"P0", "P1", "P2", "P3", "P4", "note"}
+    assert set(questions) == {"P0", "P1", "P2", "P3", "P4", "C0", "note"}
     # every prediction in the tasks file names only questions and choices that config has
     for task in json.loads(out.read_text()):
         for r in task["predictions"][0]["result"]:

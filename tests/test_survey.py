@@ -25,13 +25,14 @@ pytestmark = pytest.mark.slow
 # say why; the last such change: issue 31 added the provenance columns (dataset.csv: rule_set,
 # extractor, code_scan; statistics: provenance), every earlier column and value unchanged; the report's one
 # interval per count/denominator and citation share (comparison, statistics), tasks that link
-# the local PDFs and one finding per span (human/*.json), and the code scan's reachability rules.
+# the local PDFs, one finding per span and the paper form's C0 (human/*.json), and the code
+# scan's reachability rules.
 ROUGE_SAMPLE_EXPORTS = {
     "comparison.csv": "2251ae189ec3a15216277c23b45476a482d824e609156ff728e5241fae532a8a",
     "dataset.csv": "f4a717fdbfe95d865c5554f08b8438e1210ade6f92c6169687e9b320c794b482",
     "figure3.csv": "24e487d9f73e81eff825f4d5b285ef80f41e42c746878160a8ff1cd889b74bfd",
     "human/code.json": "33fb72f4bc9c323fcec7b464c0a1e4b687a897f5ec5afdf0bef3dc7ec6e65c79",
-    "human/papers.json": "d3f642e86f6d644ee9c6e4e285840c0631670e85ab7fe1b09ec4153bdf663d83",
+    "human/papers.json": "f1a1373287c8e3938bd9ad71ee3058abb841eef1dd06ee53fd7ab544cf677886",
     "packages.csv": "8c03cbc5c8f6ad6ececb5896c1d446a932ebd70250df9c1fe9a872d09fbf5bf0",
     "prisma.csv": "77541a49d4b14ea90c652f07b441fbf5a4f221fba70c093340c11423160a6f49",
     "statistics.csv": "29581fba5c7c70b346375daab01e9bab65b00803dd77e38be4ab7e985510e7e5",

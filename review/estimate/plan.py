@@ -188,25 +188,8 @@ def _need(loaded: Loaded, frame: list[tuple[int, Any]], key: str, name: str, h: 
         note = (note + "; " if note else "") + ("no sample reaches the target on this frame (the rules' own "
                                                 "variance over it is wider): review every paper, which has no "
                                                 "sampling error")
-    unasked = _unasked_c0(loaded, frame, key)
-    if unasked:
-        note = (note + "; " if note else "") + unasked
     return Need(name, h, source, papers, human, int(round(papers * per_paper)), reachable, round(theta, 6),
                 round(fp, 6), round(fn, 6), note)
-
-
-def _unasked_c0(loaded: Loaded, frame: list[tuple[int, Any]], key: str) -> str:
-    """Said before anyone reviews: a statistic resting on C0 gets no estimate from papers
-    without a linked codebase, because no form asks C0 for them (their automated "no code"
-    is not a person's answer, `design.unanswered`)."""
-    if "C0" not in SHARE_QUESTIONS[key]:
-        return ""
-    without = sum(1 for p, _ in frame if not loaded.rows[p][1]["code_urls"]
-                  and loaded.rows[p][0].get("sources", {}).get("C0") != "human")
-    if not without:
-        return ""
-    return (f"it rests on C0, which no review form asks for the {without} frame paper(s) without a linked codebase: "
-            "sampled ones stay unverified and the statistic gets no estimate until people answer C0 for them")
 
 
 def queue_plan(db: Database, settings: Settings, planned: Plan, *, seed: int = 0,

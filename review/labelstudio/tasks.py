@@ -257,6 +257,10 @@ def paper_task(session: Session, cand: Candidate, config: LabelConfig,
     for name, values in (("P2", label.variants), ("P3", label.protocol), ("P4", label.packages)):
         if name in q:
             proposed[name] = _choice(q[name], values) or ["NONE"]
+    if "C0" in q:  # the paper-level C0: released code is a linked codebase GitHub did not report gone
+        linked = session.scalar(select(func.count()).select_from(Codebase).where(
+            Codebase.paper_id == paper.id, Codebase.lookup_status.is_distinct_from("deleted")))
+        proposed["C0"] = "yes" if linked or label.code_urls else "no"
     return {"data": data, "predictions": [{"model_version": cand.model_version,
                                            "result": prediction_result(proposed, config)}]}
 
