@@ -39,8 +39,13 @@ def held(db: Database, stage: str, me: str | None = None) -> Held:
 
 
 def drain(db: Database, stage: str, handle: Handler, *, run: RunRecorder | None = None,
-          batch: int = 20, limit: int | None = None, describe: str | None = None) -> Counter[str]:
-    """Process the stage's queue until it is empty (or `limit` items are done)."""
+          batch: int = 20, limit: int | None = None, describe: str | None = None,
+          name: Callable[[int], str] | None = None) -> Counter[str]:
+    """Process the stage's queue until it is empty (or `limit` items are done).
+
+    `name` turns an item id into what a reader can look up (review/names.py): a failure logged
+    as "item 17" names a row of this database only.
+    """
     worker = worker_name()
     outcomes: Counter[str] = Counter()
     total = pending_count(db, stage)
@@ -63,7 +68,7 @@ def drain(db: Database, stage: str, handle: Handler, *, run: RunRecorder | None 
                     raise
                 except Exception as exc:  # one bad item must not stop the run
                     outcome, error = "error", f"{type(exc).__name__}: {exc}"
-                    log.error("%s: item %s failed: %s", stage, c.item_id, error)
+                    log.error("%s: %s failed: %s", stage, _named(name, c.item_id), error)
                 with db.session() as s:
                     finish(s, c, worker, error=error)
                 outcomes[outcome] += 1
@@ -79,3 +84,13 @@ def drain(db: Database, stage: str, handle: Handler, *, run: RunRecorder | None 
 def _handle_one(db: Database, handle: Handler, item_id: int) -> str:
     with db.session() as s:
         return handle(s, item_id)
+
+
+def _named(name: Callable[[int], str] | None, item_id: int) -> str:
+    """The item's public name; its row number only when naming it fails too."""
+    if name is None:
+        return f"item {item_id}"
+    try:
+        return name(item_id)
+    except Exception:  # a broken database must not hide the original failure
+        return f"item {item_id}"

@@ -101,3 +101,22 @@ def test_status_lists_items_other_workers_hold(cli, db, tmp_path):
                                         "until": "2031-05-04T03:02:00+00:00"}]
     code, out, err = cli("--db", db.url.render_as_string(hide_password=False), "status")
     assert "Claimed items" in out and "2031-05-04 03:02 UTC" in out
+
+
+def test_drain_names_a_failed_item_by_its_public_name(db, caplog):
+    """A log line saying "item 3 failed" names a row of one database; the reader needs the
+    ident they can look up, and a naming function that itself fails must not hide the error."""
+    def handle(session, item_id):
+        raise ValueError("corrupt PDF")
+
+    def name(item_id):
+        if item_id == 2:
+            raise LookupError("row gone")
+        return f"paper D19-{item_id:04d}"
+
+    with db.session() as s:
+        enqueue(s, "extract", [1, 2])
+    with caplog.at_level("ERROR"), record_run(db, "extract") as run:
+        assert drain(db, "extract", handle, run=run, name=name) == {"error": 2}
+    assert "extract: paper D19-0001 failed: ValueError: corrupt PDF" in caplog.text
+    assert "extract: item 2 failed: ValueError: corrupt PDF" in caplog.text

@@ -36,6 +36,7 @@ from review.log import get_logger
 from review.claims import Held, enqueue
 from review.runs import RunRecorder, record_run
 from review.settings import Settings
+from review.names import codebase_name_of
 from review.stage import drain, held
 
 log = get_logger("codebases.scan")
@@ -166,7 +167,8 @@ def run_scan(db: Database, settings: Settings, *, limit: int | None = None, resc
         def handle(session, codebase_id: int) -> str:  # type: ignore[no-untyped-def]
             return _scan_one(session, settings, catalog, codebase_id, run, result, refresh_clones)
 
-        outcomes = drain(db, STAGE, handle, run=run, batch=5, limit=limit, describe="code scan")
+        outcomes = drain(db, STAGE, handle, run=run, batch=5, limit=limit, describe="code scan",
+                         name=lambda codebase_id: codebase_name_of(db, codebase_id))
         result.counts.update(outcomes)
         result.held = held(db, STAGE)
         run.counts.update({f"package:{k}": v for k, v in result.packages.items()})
