@@ -115,3 +115,57 @@ def test_a_hung_metadata_reader_dies_with_a_killed_import(tmp_path):
     """`review import pdfs --create` reads each PDF's metadata in a child with a time limit the
     parent enforces; once the parent is killed, nobody would end a reader stuck on a hostile PDF."""
     _kill_parent_and_check_children(_META_PARENT, str(tmp_path / "x.pdf"))
+
+
+# --- `review import texts`: SIGKILL mid-file, then rerun ------------------------------------
+
+TEXTS = 1500
+
+
+def _text_rows(db) -> int:
+    from review.db.models import PaperText
+    with db.session() as s:
+        return s.scalar(select(func.count()).select_from(PaperText)) or 0
+
+
+@pytest.mark.slow
+def test_sigkill_mid_text_import_then_rerun_stores_every_text_exactly_once(db, db_url, tmp_path):
+    import json
+
+    from review.db.models import PaperText
+    from review.importer.texts import run_import_texts
+
+    words = ("We report ROUGE-1, ROUGE-2 and ROUGE-L F1 computed with the official Perl script "
+             "and stemming enabled on the CNN/Daily Mail test set. ") * 30
+    path = tmp_path / "corpus.jsonl"
+    with path.open("w") as out:
+        for i in range(TEXTS):
+            add_paper(db, f"2020.acl-main.{i + 1}")
+            out.write(json.dumps({"ident": f"2020.acl-main.{i + 1}", "text": f"Paper {i}. {words}"}) + "\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REVIEW_")}
+    env.update({"REVIEW_DATABASE_URL": db_url, "REVIEW_DATA_DIR": str(tmp_path / "data"),
+                "REVIEW_IMPORTS__TEXT_BATCH": "5", "REVIEW_IMPORTS__WORKERS": "1"})
+    proc = subprocess.Popen([sys.executable, "-m", "review", "--silent", "import", "texts", str(path)],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while _text_rows(db) < 30:
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            assert time.monotonic() < deadline, "the import never got under way"
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    settled = _text_rows(db)
+    assert 30 <= settled < TEXTS, "the kill landed mid-import"
+
+    report = run_import_texts(db, Settings(data_dir=tmp_path / "data"), path)
+
+    assert report.counts["imported"] == TEXTS - settled
+    assert report.counts["unchanged"] == settled
+    with db.session() as s:
+        texts = s.execute(select(PaperText.paper_id, PaperText.source)).all()
+    assert len(texts) == TEXTS and len({p for p, _ in texts}) == TEXTS, "every paper has its text once"
+    assert {src for _, src in texts} == {"jsonl"}
