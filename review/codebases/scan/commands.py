@@ -123,7 +123,7 @@ def notebook_commands(rel: str, content: str) -> list[Command]:
     return out
 
 
-CONSOLE_SCRIPT = re.compile(r"""['"]?([A-Za-z][\w.-]*)['"]?\s*=\s*['"]?([A-Za-z_][\w.]*)\s*:\s*[A-Za-z_]\w*""")
+CONSOLE_SCRIPT = re.compile(r"""['"]?([A-Za-z][\w.-]*)['"]?\s*=\s*['"]?([A-Za-z_][\w.]*)\s*:\s*([A-Za-z_]\w*)""")
 PROMPT = re.compile(r"^\s*(?:[$>]\s+)?([A-Za-z][\w.-]*)(?:\s|$)")
 
 
@@ -131,6 +131,12 @@ def console_scripts(content: str) -> dict[str, str]:
     """`name = package.module:function` entries of setup.py / setup.cfg / pyproject.toml:
     the commands a `pip install` of the repository puts on PATH, and the module each runs."""
     return {m.group(1): m.group(2) for m in CONSOLE_SCRIPT.finditer(content) if "." in m.group(2) or "_" in m.group(2)}
+
+
+def console_functions(content: str) -> dict[str, str]:
+    """module -> the function a console script calls (`module:function`): the command runs that
+    function, not the module's top level, so the function is the entry point to follow."""
+    return {m.group(2): m.group(3) for m in CONSOLE_SCRIPT.finditer(content) if "." in m.group(2) or "_" in m.group(2)}
 
 
 def _command(rel: str, line_no: int, line: str, kind: str, cell: int | None, heading: str,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from review.codebases.catalog import Catalog
-from review.codebases.scan.commands import (Command, console_scripts, notebook_commands, readme_commands, readme_headings,
+from review.codebases.scan.commands import (Command, console_functions, console_scripts, notebook_commands, readme_commands, readme_headings,
                                             scripts_in, shell_commands)
 from review.codebases.scan.files import TextFile
 from review.codebases.scan.python import Binding, ModuleInfo, notebook_cells, parse_module, parse_notebook
@@ -78,6 +78,7 @@ class Repo:
         self.commands: list[Command] = []
         self.headings: dict[str, list[str]] = {}  # README -> the heading of each line
         self._script_refs: dict[str, list[Caller]] = {}
+        self._def_refs: dict[Node, list[Caller]] = {}  # functions documented commands call (console scripts)
         self.unresolved_scripts: list[tuple[Node, int | None, str]] = []
         self.parse_failures: dict[str, str] = {}
         self._callers: dict[Node, tuple[Caller, ...]] = {}
@@ -155,10 +156,12 @@ class Repo:
     def _read_commands(self, texts: list[TextFile]) -> None:
         consoles: dict[str, str] = {}
         self._console_bases: dict[str, str] = {}  # module -> the folder of the packaging file declaring it
+        self._console_funcs: dict[str, str] = {}  # module -> the function its console script calls
         for t in texts:
             if t.rel.rsplit("/", 1)[-1] in PACKAGING_FILES and not self.is_vendored(t.rel):
                 found = console_scripts(t.content)
                 consoles.update(found)
+                self._console_funcs.update(console_functions(t.content))
                 for module in found.values():
                     self._console_bases.setdefault(module, t.rel.rsplit("/", 1)[0] if "/" in t.rel else "")
         self.console_scripts = consoles
@@ -188,6 +191,9 @@ class Repo:
                                                      from_command=True)
                     if target is not None:
                         self._script_refs.setdefault(target, []).append(Caller(caller, c.line, "command"))
+                        if module in self._console_funcs:  # the console script calls module:function
+                            node = (target, self._console_funcs[module])
+                            self._def_refs.setdefault(node, []).append(Caller(caller, c.line, "command"))
             if t.kind == "code":
                 self._code_refs(t)
 
@@ -401,6 +407,7 @@ class Repo:
 
     def _def_callers(self, rel: str, info: ModuleInfo, d) -> Iterable[Caller]:  # type: ignore[no-untyped-def]
         name = d.name
+        yield from self._def_refs.get((rel, d.qual), [])
         if d.parent_kind == "class":
             yield Caller((rel, d.parent), d.start, "class")
         elif d.parent == "" and self.is_entry_file(rel):
