@@ -28,7 +28,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = ROOT.parent / "shared" / "fixtures"
+# ../shared/fixtures beside the checkout (a git worktree one level deeper finds it one further up)
+FIXTURES = next((p / "shared" / "fixtures" for p in ROOT.parents if (p / "shared" / "fixtures").is_dir()),
+                ROOT.parent / "shared" / "fixtures")
 
 from review.metric import load_metric  # noqa: E402
 from review.packages import harness, venvs  # noqa: E402
@@ -86,6 +88,8 @@ def main() -> None:
     ap.add_argument("--write", type=Path)
     args = ap.parse_args()
     base = anthology_pairs()
+    if not base:
+        sys.exit(f"no abstracts under {FIXTURES}")
     pairs = [Pair(f"{base[k % len(base)].id}#{k // len(base)}", base[k % len(base)].reference,
                   base[k % len(base)].hypothesis) for k in range(args.pairs)]
     if args.write:
