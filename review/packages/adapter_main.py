@@ -5,11 +5,12 @@ ADAPTERS_FILE NAME OPTIONS_JSON`), so standard library only. It loads the metric
 adapters file, calls `NAME(options)` and scores each pair read on stdin ({"i",
 "reference": [sentences], "hypothesis": [sentences]}), writing {"i", "scores": {score:
 {measure: value}}} or {"i", "error"} per line, so one bad input is reported and the next
-is scored. An adapter whose scorer has `batch = True` gets every row at once and returns
-the result lines (a reference that scores a whole specimen in one process).
+is scored. An adapter whose scorer has `batch = N` (a number) gets the rows N at a time and
+returns their result lines: one process (a Perl run) for many pairs, memory bounded by N.
 """
 
 import importlib.util
+import itertools
 import json
 import sys
 
@@ -25,9 +26,12 @@ def main(argv):
     factory = load(argv[1], argv[2])
     score = factory(json.loads(argv[3]) if len(argv) > 3 else {})
     rows = (json.loads(line) for line in sys.stdin)
-    if getattr(score, "batch", False):
-        for result in score(list(rows)):
-            sys.stdout.write(json.dumps(result) + "\n")
+    size = getattr(score, "batch", 0)
+    if size:
+        while chunk := list(itertools.islice(rows, size)):
+            for result in score(chunk):
+                sys.stdout.write(json.dumps(result) + "\n")
+            sys.stdout.flush()
         return
     for row in rows:
         try:
