@@ -102,3 +102,13 @@ def check(catalog: Path, results: Path) -> list[dict[str, Any]]:
                     "measured": "failed: " + r["reason"] if measured is None else measured,
                     "share_differing": r.get("share_differing"), "agree": agree, "signature": r["signature"]})
     return out
+
+
+def latest(folders: list[Path], metric: str) -> tuple[Path | None, dict[str, Any]]:
+    """The newest stored results of a metric (`packages-<metric>.json`) in the first folder holding
+    them, and their sections (`test`, `sensitivity`); (None, {}) when nothing was measured."""
+    for folder in folders:
+        path = folder / RESULTS.format(metric=metric)
+        if path.is_file():
+            return path, json.loads(path.read_text())
+    return None, {}
