@@ -124,7 +124,11 @@ def sensitivity(ctx: typer.Context, metric: MetricOpt = None, specimen: Optional
 
 @packages_app.command("check")
 def check(ctx: typer.Context, metric: MetricOpt = None, json_: JsonOpt = False) -> None:
-    """Compare the catalog's software_error with the newest measured results (review packages test).
+    """Compare the catalog with the newest measured results (review packages test).
+
+    Names every disagreement: a label's software_error, each per-mode (and per-variant)
+    claim of the catalog, and each measured citation the newest results contradict or
+    supersede (docs/packages.md).
 
     Example:
 
