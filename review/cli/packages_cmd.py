@@ -143,6 +143,7 @@ def check(ctx: typer.Context, metric: MetricOpt = None, json_: JsonOpt = False) 
     parted = results.disagreements(m.packages, path)
     if not rows:
         raise InputFileError("no measured results to compare", item=str(path), hint="run `review packages test` first")
+    claimed = {d["package"] for d in parted if d["kind"] == "claim"}
     if json_:
         print_json({"rows": rows, "disagreements": parted})
     else:
@@ -150,7 +151,8 @@ def check(ctx: typer.Context, metric: MetricOpt = None, json_: JsonOpt = False) 
                                                           "outputs differing", "agree"],
                     [(r["package"], r["label"], r["version"], r["catalog"], r["measured"],
                       "-" if r["share_differing"] is None else f"{100 * r['share_differing']:.1f}%",
-                      {True: "yes", False: "NO", None: "?"}[r["agree"]]) for r in rows])
+                      "NO (claim)" if r["package"] in claimed else {True: "yes", False: "NO", None: "?"}[r["agree"]])
+                     for r in rows])
         for d in parted:
             typer.echo(f"disagreement ({d['kind']}): {d['text']}")
     summary(f"packages check: {len(rows)} measured, {len(parted)} disagreement(s) with the catalog"
