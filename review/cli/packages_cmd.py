@@ -124,7 +124,11 @@ def sensitivity(ctx: typer.Context, metric: MetricOpt = None, specimen: Optional
 
 @packages_app.command("check")
 def check(ctx: typer.Context, metric: MetricOpt = None, json_: JsonOpt = False) -> None:
-    """Compare the catalog's software_error with the newest measured results (review packages test).
+    """Compare the catalog with the newest measured results (review packages test).
+
+    Names every disagreement: a label's software_error, each per-mode (and per-variant)
+    claim of the catalog, and each measured citation the newest results contradict or
+    supersede (docs/packages.md).
 
     Example:
 
@@ -136,16 +140,20 @@ def check(ctx: typer.Context, metric: MetricOpt = None, json_: JsonOpt = False) 
     app_ctx, m, h, _ = _setup(ctx, metric)
     path = app_ctx.settings.resolve(app_ctx.settings.exports_dir) / results.RESULTS.format(metric=m.id)
     rows = results.check(m.packages, path)
+    parted = results.disagreements(m.packages, path)
     if not rows:
         raise InputFileError("no measured results to compare", item=str(path), hint="run `review packages test` first")
+    claimed = {d["package"] for d in parted if d["kind"] == "claim"}
     if json_:
-        print_json({"rows": rows})
+        print_json({"rows": rows, "disagreements": parted})
     else:
         print_table(f"{m.name} catalog vs measurement", ["package", "label", "version", "catalog", "measured",
                                                           "outputs differing", "agree"],
                     [(r["package"], r["label"], r["version"], r["catalog"], r["measured"],
                       "-" if r["share_differing"] is None else f"{100 * r['share_differing']:.1f}%",
-                      {True: "yes", False: "NO", None: "?"}[r["agree"]]) for r in rows])
-    bad = [r for r in rows if r["agree"] is False]
-    summary(f"packages check: {len(rows)} measured, {len(bad)} disagree with the catalog"
-            + (": " + ", ".join(f"{r['label']} ({r['package']} {r['version']})" for r in bad) if bad else ""))
+                      "NO (claim)" if r["package"] in claimed else {True: "yes", False: "NO", None: "?"}[r["agree"]])
+                     for r in rows])
+        for d in parted:
+            typer.echo(f"disagreement ({d['kind']}): {d['text']}")
+    summary(f"packages check: {len(rows)} measured, {len(parted)} disagreement(s) with the catalog"
+            + (": " + ", ".join(f"{d['label']} ({d['package']}, {d['kind']})" for d in parted) if parted else ""))

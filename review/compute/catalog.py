@@ -83,7 +83,7 @@ def load_catalog(path: str | Path | None, settings: Settings | None = None) -> C
         raise RuleFileError(f"schema {data.get('schema')!r} is not supported (this release reads 1)", item=str(file))
     packages: dict[str, Package] = {}
     aliases: dict[str, str] = {}
-    allowed = {"label", "kind", "software_error", "no_config", "result", "aliases"}
+    allowed = {"label", "kind", "software_error", "no_config", "result", "aliases", "claims", "measured"}
     for i, entry in enumerate(data.get("package", [])):
         where = f"{file}: package #{i + 1} ({entry.get('label', '?')})"
         extra = set(entry) - allowed

@@ -95,6 +95,29 @@ def _human_evaluation(session: Any, settings: Settings) -> dict[str, Any] | None
     return evaluate_human(session, rule_set, stored=True).as_dict() if rule_set is not None else None
 
 
+def _package_results(metric: Any, out: Path, settings: Settings, files: list[Path]) -> dict[str, Any] | None:
+    """The newest `review packages` results of the metric for the report (None: the metric has no
+    harness); stored in the exports folder, they are copied beside the other files when exporting
+    elsewhere, and listed (with their CSVs) among the export's files."""
+    import shutil
+
+    from review.packages import results
+    from review.packages.harness import load_harness
+
+    if not (metric.folder / "harness.toml").is_file():
+        return None
+    h = load_harness(metric.folder, metric.id)
+    path, data = results.latest([out, settings.resolve(settings.exports_dir)], metric.id)
+    if path is not None:
+        for src in [path, *path.parent.glob(f"packages-{metric.id}-*.csv")]:
+            if src.parent.resolve() != out.resolve():
+                shutil.copyfile(src, out / src.name)
+            files.append(out / src.name)
+    layout = {"reference": h.reference["label"], "tolerance": h.tolerance, "scores": list(h.scores),
+              "measures": list(h.measures), "variants": dict(h.reference["variants"])}
+    return {"file": results.RESULTS.format(metric=metric.id), "layout": layout, **data}
+
+
 def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None = None, fmt: str | None = None,
                time: str | None = None) -> ExportResult:
     """Write every export file into `out_dir` (default: the exports_dir setting)."""
@@ -191,13 +214,14 @@ def run_export(db: Database, settings: Settings, *, out_dir: Path | str | None =
             info["sample"] = {"design": sample.design_id, "description": sample.design, "papers": sample.n_sample,
                               "frame": sample.n_frame, "confidence": sample.confidence,
                               "estimator": "prediction-powered (Angelopoulos et al. 2023), human-only, automated-only"}
+        measured = _package_results(metric, out, settings, files)
         report_path = out / "report.html"
         _write(report_path, report.build_report(
             stats=shown, comparison=compare, records=records, evidence=evidence, codebases=codebases,
             per_year=per_year, packages=packages, package_totals=totals,
             prisma=flow, manifest=info, figures={k: [p for p in v if p.suffix == ".svg"][0] for k, v in figs.items()},
             files=[f.name for f in files] + ["manifest.json"], disputed=ds.disputed(records), metric=metric,
-            human_evaluation=human_eval, sample=sample if sample.design_id else None))
+            human_evaluation=human_eval, sample=sample if sample.design_id else None, measured=measured))
         files.append(report_path)
         info["files"] = {f.name: _sha256(f) for f in files}
         files.append(_write(out / "manifest.json", _json(info)))

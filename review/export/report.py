@@ -22,6 +22,7 @@ figure{margin:1em 0} figure svg{max-width:100%;height:auto} code{background:#f1f
 .banner{border:2px solid #e67700;background:#fff3bf;padding:0.6em 1em;margin:1em 0;font-size:1.05em}
 .banner.verified{border-color:#2b8a3e;background:#ebfbee}
 td.evidence{max-width:28em;font-size:0.85em}
+td.n .small{display:block}
 """
 
 
@@ -63,7 +64,7 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
                  disputed: list[tuple[str, list[str]]] | None = None, metric: Metric | None = None,
                  human_evaluation: dict[str, Any] | None = None, sample: Any = None,
                  records: Sequence[Record] = (), evidence: dict[str, list[Evidence]] | None = None,
-                 codebases: int | None = None) -> str:
+                 codebases: int | None = None, measured: dict[str, Any] | None = None) -> str:
     m = manifest
     metric = metric or default_metric()
     title = html.escape(metric.text("report_title"))
@@ -111,6 +112,7 @@ def build_report(*, stats: list[Stat], comparison: list[dict[str, Any]], per_yea
                "papers", "tested result"],
               [(p["package"], p["kind"], p["software_error"], p["counts_as_package"], p["papers_paper"],
                 p["papers_code"], p["papers"], p["result"]) for p in packages]),
+        *package_sections(measured),
         "<h2>PRISMA 2020 flow</h2>",
         table(["stage", "box", "count"], prisma),
         inline_svg(figures["prisma"]),
@@ -284,3 +286,72 @@ def paper_table(records: Sequence[Record], evidence: dict[str, list[Evidence]]) 
             "(<code>label_source</code>: human, automated, mixed, disputed) and up to two rule matches with the page "
             "of the extracted PDF text they are on.</p>"
             f'<table id="papers"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>')
+
+
+NOT_MEASURED = "not measured yet: run <code>review packages {cmd}</code> (results go to <code>{file}</code>)"
+
+
+def package_sections(measured: dict[str, Any] | None) -> list[str]:
+    """Rogue Scores' Table 2 (package correctness) and Table 1 (configuration sensitivity) from the
+    newest stored `review packages` results; `measured` holds `file`, `layout` (variants, scores,
+    measures of the metric's harness) and the results' sections. None: the metric has no harness."""
+    if measured is None:
+        return []
+    lay, test, sens = measured["layout"], measured.get("test"), measured.get("sensitivity")
+    out = ['<h2 id="package-correctness">Package correctness</h2>']
+    if not test:
+        out.append(f'<p class="not-measured">{NOT_MEASURED.format(cmd="test", file=measured["file"])}</p>')
+    else:
+        out.append(f'<p class="small">Share of outputs differing from {html.escape(lay["reference"])} by more than '
+                   f'{lay["tolerance"]:g}, and below it the difference of the averaged score (points); measured '
+                   f'{html.escape(test["measured_at"])}, signature <code>{html.escape(test["signature"])}</code>.</p>')
+        out.append(correctness_table(lay, test["rows"]))
+    out.append('<h2 id="configuration-sensitivity">Configuration sensitivity</h2>')
+    if not sens:
+        out.append(f'<p class="not-measured">{NOT_MEASURED.format(cmd="sensitivity", file=measured["file"])}</p>')
+    else:
+        scores = lay["scores"]
+        out.append(f'<p class="small">{html.escape(lay["reference"])} under each configuration, mean minus the '
+                   f'baseline&rsquo;s (points); measured {html.escape(sens["measured_at"])}, signature '
+                   f'<code>{html.escape(sens["signature"])}</code>.</p>')
+        out.append(table(["configuration", "options", "measure", "splitting", *[f"{s} delta" for s in scores],
+                          f"published delta ({scores[0]})"],
+                         [(r["name"], " ".join(r["options"]) if isinstance(r["options"], list) else str(r["options"]),
+                           r["measure"], r["splitting"], *[f"{r['deltas'][s]:+.2f}" for s in scores],
+                           "" if r.get("published") is None else f"{r['published']:+.2f}") for r in sens["rows"]]))
+        r3 = "; ".join(f"{s}: baseline {v['baseline']:.2f}, &lsquo;{html.escape(v['configuration'])}&rsquo; "
+                       f"{v['score']:.2f}" + (f", with {html.escape(v['package'])} {v['with_package']:.2f}"
+                                               if "package" in v else "") for s, v in (sens.get("rogue3") or {}).items())
+        out.append(f'<p class="small" id="rogue3">Most flattering: {r3}.</p>' if r3 else "")
+    return out
+
+
+def correctness_table(lay: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+    """Table 2's grid: a row per package and version, a column per variant x score x measure."""
+    cols = [(v, s, m) for v in lay["variants"] for s in lay["scores"] for m in lay["measures"]]
+    per_v, per_s = len(lay["scores"]) * len(lay["measures"]), len(lay["measures"])
+    head = ('<tr><th rowspan="3">package</th><th rowspan="3">version</th>'
+            + "".join(f'<th colspan="{per_v}">{html.escape(v)}{": " + html.escape(" ".join(o)) if o else ""}</th>'
+                      for v, o in lay["variants"].items())
+            + '<th rowspan="3">outputs differing</th><th rowspan="3">signature</th></tr><tr>'
+            + "".join(f'<th colspan="{per_s}">{html.escape(s)}</th>' for _ in lay["variants"] for s in lay["scores"])
+            + "</tr><tr>" + "".join(f"<th>{html.escape(m)}</th>" for _ in lay["variants"] for _ in lay["scores"]
+                                    for m in lay["measures"]) + "</tr>")
+    body = []
+    for r in rows:
+        name = html.escape(r["package"])
+        if r.get("reason"):
+            cells = f'<td colspan="{len(cols) + 1}">{html.escape(r["reason"])}</td>'
+        else:
+            cells = "".join(_grid_cell(r, "/".join(c)) for c in cols) + f'<td class="n">{_pct(r["share_differing"])}</td>'
+        body.append(f'<tr data-package="{name}"><td>{name}</td><td>{html.escape(str(r["version"]))}</td>{cells}'
+                    f'<td class="small"><code>{html.escape(r["signature"])}</code></td></tr>')
+    return f'<table id="package-grid"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def _grid_cell(row: dict[str, Any], key: str) -> str:
+    share, diff = row["share_by_cell"].get(key), row["mean_diff"].get(key)
+    if share is None:
+        return f'<td class="n" data-cell="{key}">not computed</td>'
+    return (f'<td class="n" data-cell="{key}" data-share="{share}" data-diff="{diff}">{_pct(share)}'
+            f'<span class="small">{diff:+.2f}</span></td>')

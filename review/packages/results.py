@@ -102,3 +102,63 @@ def check(catalog: Path, results: Path) -> list[dict[str, Any]]:
                     "measured": "failed: " + r["reason"] if measured is None else measured,
                     "share_differing": r.get("share_differing"), "agree": agree, "signature": r["signature"]})
     return out
+
+
+def latest(folders: list[Path], metric: str) -> tuple[Path | None, dict[str, Any]]:
+    """The newest stored results of a metric (`packages-<metric>.json`) in the first folder holding
+    them, and their sections (`test`, `sensitivity`); (None, {}) when nothing was measured."""
+    for folder in folders:
+        path = folder / RESULTS.format(metric=metric)
+        if path.is_file():
+            return path, json.loads(path.read_text())
+    return None, {}
+
+
+def _wrong_in(row: dict[str, Any], variant: str | None) -> bool | None:
+    """Whether a measured row differs anywhere (variant None) or in one variant of the grid."""
+    if not isinstance(row.get("software_error"), bool):
+        return None
+    if variant is None:
+        return row["software_error"]
+    cells = {k: v for k, v in row.get("share_by_cell", {}).items() if k.split("/")[0] == variant}
+    return any(v > 0 for v in cells.values()) if cells else None
+
+
+def disagreements(catalog: Path, results: Path) -> list[dict[str, Any]]:
+    """Every place the catalog and the newest measurement part: a label's `software_error`; each of
+    its `claims` (one mode, i.e. a harness candidate, optionally in one variant: "wrong with
+    stemming" is `{mode = ..., variant = "stem", software_error = true}`), which the label's one
+    verdict would hide when another mode is wrong; and each `measured` citation whose verdict
+    the newest result no longer gives, or that cites another measurement (signature)."""
+    entries = tomllib.loads(catalog.read_text())["package"]
+    rows = {r["package"]: r for r in json.loads(results.read_text()).get("test", {}).get("rows", [])} \
+        if results.is_file() else {}
+    out: list[dict[str, Any]] = []
+    for r in check(catalog, results):
+        if r["agree"] is False:
+            out.append({"label": r["label"], "package": r["package"], "kind": "software_error",
+                        "text": f"{r['label']}: catalog software_error = {str(r['catalog']).lower()}, measured "
+                                f"{str(not r['catalog']).lower()} ({r['package']} {r['version']})"})
+    for e in entries:
+        for c in e.get("claims", []):
+            row = rows.get(c["mode"])
+            got = None if row is None else _wrong_in(row, c.get("variant"))
+            where = c["mode"] + (f" ({c['variant']})" if c.get("variant") else "")
+            if got is not None and got != c["software_error"]:
+                out.append({"label": e["label"], "package": c["mode"], "kind": "claim",
+                            "text": f"{e['label']}: catalog says {where} is {'wrong' if c['software_error'] else 'right'}"
+                                    f" ({e.get('result', '')}); measured {'wrong' if got else 'right'} "
+                                    f"({row['package']} {row['version']})"})
+        for m in e.get("measured", []):
+            row = rows.get(m["package"])
+            if row is None:
+                continue
+            if _wrong_in(row, None) is not None and _wrong_in(row, None) != m["software_error"]:
+                out.append({"label": e["label"], "package": m["package"], "kind": "citation",
+                            "text": f"{e['label']}: cites {m['package']} as {'wrong' if m['software_error'] else 'right'}"
+                                    f" (measured {m.get('date', '?')}); the newest measurement says otherwise"})
+            elif m.get("signature") and m["signature"] != row["signature"]:
+                out.append({"label": e["label"], "package": m["package"], "kind": "citation",
+                            "text": f"{e['label']}: cites a measurement of {m['package']} ({m.get('date', '?')}) "
+                                    f"that is not the newest (signature {row['signature']})"})
+    return out
