@@ -261,8 +261,8 @@ def test_bleu_from_data_reference_against_itself_and_nltk(tmp_path, pairs):
     assert harness.compare(hb, first, again).differing == 0
     assert first["plain"] != first["lowercase"]  # "The" / "the": the variant reaches SacreBLEU
     out = run_test(hb, pairs, _cache(), tmp_path)
-    (row,) = out["rows"]
-    assert row["package"] == "nltk" and row["differing"] > 0  # no smoothing: short hypotheses score 0
+    row = next(r for r in out["rows"] if r["package"] == "nltk")  # torchmetrics is a BLEU candidate too
+    assert row["differing"] > 0  # no smoothing: short hypotheses score 0
     assert "reference:SacreBLEU" in row["signature"] and "options:tokenize=13a" in row["signature"]
 
 
