@@ -181,6 +181,23 @@ def test_batched_perl_runs_equal_one_run_per_pair(h, pairs, adapter, lock):
         assert not errors and batched == each and len(batched) == len(pairs)
 
 
+def test_torchmetrics_rouge_and_bleu_on_a_known_pair(h, pairs):
+    v = _venv("torchmetrics")
+    c = h.candidate("torchmetrics")
+    p = specimen.Pair("a", ("the cat sat on the mat .",), ("the cats were sitting on a mat .",))
+    for stem, matched in ((False, 3), (True, 4)):  # "the, on, mat", and with stemming "cat(s)" too
+        got, errors = harness.adapter_run(v.python, h.adapters, c.adapter, {"stem": stem}, [p], h.timeout)
+        assert not errors
+        assert got[0]["rouge1"]["p"] == pytest.approx(matched / 7, abs=1e-6)
+        assert got[0]["rouge1"]["r"] == pytest.approx(matched / 6, abs=1e-6)
+    run = harness.run_candidate(h, c, pairs, _cache())
+    assert not run.reason and not any(run.errors.values()) and run.version == "1.9.0"
+    bleu = harness.load_harness(load_metric("bleu").folder, "bleu")
+    got, errors = harness.adapter_run(v.python, bleu.adapters, bleu.candidate("torchmetrics").adapter, {}, pairs,
+                                      bleu.timeout)
+    assert not errors and all(0 <= g["bleu"]["score"] <= 1 for g in got)
+
+
 def test_sensitivity_rows_and_their_signs(h, pairs, tmp_path):
     v = _venv("rouge-reference")
     out = run_table1(h, pairs, _cache(), tmp_path)
