@@ -93,3 +93,21 @@ def _stat(pid: int) -> tuple[str, int] | None:
         return None
     fields = text[text.rfind(")") + 2:].split()
     return fields[0], int(fields[1])
+
+
+def sigkill_when(proc: subprocess.Popen, ready, what: str, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
+    """SIGKILL `proc` as soon as `ready()` is true: the mid-run kill of the rerun tests."""
+    import signal
+    import time
+
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            assert time.monotonic() < deadline, f"the {what} never got under way"
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()

@@ -142,22 +142,12 @@ def test_sigkill_mid_text_import_then_rerun_stores_every_text_exactly_once(db, d
         for i in range(TEXTS):
             add_paper(db, f"2020.acl-main.{i + 1}")
             out.write(json.dumps({"ident": f"2020.acl-main.{i + 1}", "text": f"Paper {i}. {words}"}) + "\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REVIEW_")}
-    env.update({"REVIEW_DATABASE_URL": db_url, "REVIEW_DATA_DIR": str(tmp_path / "data"),
-                "REVIEW_IMPORTS__TEXT_BATCH": "5", "REVIEW_IMPORTS__WORKERS": "1"})
-    proc = subprocess.Popen([sys.executable, "-m", "review", "--silent", "import", "texts", str(path)],
-                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while _text_rows(db) < 30:
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-            assert time.monotonic() < deadline, "the import never got under way"
-            time.sleep(0.01)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    from tests.procs import clean_env, sigkill_when, start_review
+
+    env = clean_env(REVIEW_DATABASE_URL=db_url, REVIEW_DATA_DIR=str(tmp_path / "data"),
+                    REVIEW_IMPORTS__TEXT_BATCH="5", REVIEW_IMPORTS__WORKERS="1")
+    proc = start_review("--silent", "import", "texts", str(path), cwd=tmp_path, env=env)
+    sigkill_when(proc, lambda: _text_rows(db) >= 30, "import")
     settled = _text_rows(db)
     assert 30 <= settled < TEXTS, "the kill landed mid-import"
 

@@ -207,12 +207,6 @@ def _write_sheet(sheet, header, rows):  # type: ignore[no-untyped-def]
 def test_sigkill_mid_spreadsheet_pull_then_rerun_keeps_each_answer_once(db, db_url, settings, tmp_path):
     """A `pull --from-file x.csv` killed at any point, then run again at once, ends with every
     answer of the sheet stored once: nothing half-imported, nothing doubled."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-
     from review.db.models import Run
 
     seed_papers(db, 1200)
@@ -222,24 +216,15 @@ def test_sigkill_mid_spreadsheet_pull_then_rerun_keeps_each_answer_once(db, db_u
         idents = [r["ident"] for r in csv.DictReader(fh)]
     _fill(sheet, {i: {"annotator": "ada@example.org", "answered_at": "2026-12-01T10:00:00Z", "P0": "no"}
                   for i in idents})
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REVIEW_")}
-    env.update({"REVIEW_DATABASE_URL": db_url, "REVIEW_DATA_DIR": str(settings.data_dir)})
-    proc = subprocess.Popen([sys.executable, "-m", "review", "--silent", "pull", "--from-file", str(sheet)],
-                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            with db.session() as s:
-                if s.scalar(select(Run.id).where(Run.command == "pull --from-file")) is not None:
-                    break
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-            assert time.monotonic() < deadline, "the pull never got under way"
-            time.sleep(0.01)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    from tests.procs import clean_env, sigkill_when, start_review
+
+    def started() -> bool:
+        with db.session() as s:
+            return s.scalar(select(Run.id).where(Run.command == "pull --from-file")) is not None
+
+    env = clean_env(REVIEW_DATABASE_URL=db_url, REVIEW_DATA_DIR=str(settings.data_dir))
+    proc = start_review("--silent", "pull", "--from-file", str(sheet), cwd=tmp_path, env=env)
+    sigkill_when(proc, started, "pull")
     with db.session() as s:
         assert s.scalar(select(Run.status).where(Run.command == "pull --from-file")) == "running", \
             "the kill landed before the pull finished"
